@@ -1,0 +1,49 @@
+"""lancefile: read and write Lance v2 columnar files from Python.
+
+Example::
+
+    >>> import pyarrow as pa, lancefile, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "example.lance")
+    >>> lancefile.write_table(pa.table({"id": [1, 2, 3]}), path)
+    >>> lancefile.read_table(path).column("id").to_pylist()
+    [1, 2, 3]
+"""
+
+from .api import iter_batches, read_table, write_table
+from .errors import (
+    ColumnNotFoundError,
+    CorruptFileError,
+    InvalidInputError,
+    LanceError,
+    LanceIOError,
+    NotALanceFileError,
+    SchemaMismatchError,
+    UnsupportedEncodingError,
+    UnsupportedTypeError,
+    UnsupportedVersionError,
+)
+from .reader import FileMetadata, LanceFileReader, ReaderResults
+from .writer import LanceFileWriter, WriterOptions
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LanceFileReader",
+    "LanceFileWriter",
+    "ReaderResults",
+    "FileMetadata",
+    "WriterOptions",
+    "read_table",
+    "write_table",
+    "iter_batches",
+    "LanceError",
+    "LanceIOError",
+    "NotALanceFileError",
+    "CorruptFileError",
+    "UnsupportedVersionError",
+    "UnsupportedEncodingError",
+    "UnsupportedTypeError",
+    "InvalidInputError",
+    "SchemaMismatchError",
+    "ColumnNotFoundError",
+]

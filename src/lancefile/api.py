@@ -1,0 +1,57 @@
+"""pyarrow.parquet-style functions: :func:`read_table`, :func:`write_table`, :func:`iter_batches`.
+
+Example::
+
+    >>> import pyarrow as pa, lancefile, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.lance")
+    >>> lancefile.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), path)
+    >>> lancefile.read_table(path, columns=["b"]).to_pydict()
+    {'b': ['x', 'y']}
+    >>> [len(b) for b in lancefile.iter_batches(path, batch_size=1)]
+    [1, 1]
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import pyarrow as pa
+
+from .errors import InvalidInputError
+from .reader import DEFAULT_BATCH_SIZE, LanceFileReader
+from .writer import LanceFileWriter
+
+__all__ = ["read_table", "write_table", "iter_batches"]
+
+
+def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int = 64 * 1024) -> pa.Table:
+    """Read a whole Lance file (or the given columns) into a Table."""
+    with LanceFileReader(source, columns=columns) as reader:
+        return reader.read_all(batch_size=batch_size).to_table()
+
+
+def iter_batches(source, batch_size: int = DEFAULT_BATCH_SIZE, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
+    """Stream a Lance file as record batches of ``batch_size`` rows."""
+    with LanceFileReader(source, columns=columns) as reader:
+        yield from reader.read_all(batch_size=batch_size)
+
+
+def write_table(table, where, **options) -> None:
+    """Write a Table, RecordBatch or RecordBatchReader to ``where``.
+
+    ``options`` are those of :class:`LanceFileWriter` (``version``, ``max_page_bytes``,
+    ``data_cache_bytes``, ``alignment``) plus ``schema_metadata`` (a dict added to the
+    file's schema metadata). On any failure nothing is left at ``where``.
+    """
+    extra = options.pop("schema_metadata", None) or {}
+    if isinstance(table, pa.RecordBatchReader):
+        schema, batches = table.schema, table
+    elif isinstance(table, (pa.Table, pa.RecordBatch)):
+        schema, batches = table.schema, [table]
+    else:
+        raise InvalidInputError(f"write_table takes a pyarrow Table, RecordBatch or RecordBatchReader, not {type(table).__name__}")
+    with LanceFileWriter(where, schema, **options) as writer:
+        for b in batches:
+            writer.write_batch(b)
+        for k, v in extra.items():
+            writer.add_schema_metadata(k, v)

@@ -1,0 +1,160 @@
+"""Small, vectorised helpers to build Arrow arrays from decoded buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = [
+    "fixed_width_bits",
+    "array_from_fixed",
+    "apply_validity",
+    "gather_ranges",
+    "to_uint8",
+    "concat_arrays",
+]
+
+
+def to_uint8(data) -> np.ndarray:
+    """A zero-copy uint8 view of any buffer-like object."""
+    if isinstance(data, np.ndarray):
+        return data.view(np.uint8).reshape(-1)
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def fixed_width_bits(dtype: pa.DataType) -> int | None:
+    """Bits per value of a fixed-width type (FSL: the whole list), or None."""
+    if pa.types.is_fixed_size_list(dtype):
+        inner = fixed_width_bits(dtype.value_type)
+        return None if inner is None else inner * dtype.list_size
+    if pa.types.is_null(dtype):
+        return None
+    try:
+        return dtype.bit_width
+    except ValueError:
+        return None
+
+
+def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0, validity=None) -> pa.Array:
+    """Wrap raw little-endian values (bytes-like) as an Arrow array without copying."""
+    buf = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
+    if pa.types.is_fixed_size_list(dtype):
+        d = dtype.list_size
+        child = array_from_fixed(dtype.value_type, buf, (length + offset) * d)
+        arr = pa.FixedSizeListArray.from_arrays(child, type=dtype)
+        return arr.slice(offset, length) if offset or validity is not None else arr
+    return pa.Array.from_buffers(dtype, length, [validity, buf], offset=offset)
+
+
+def _bitmap_with_offset(valid: np.ndarray, offset: int) -> pa.Buffer:
+    if offset:
+        valid = np.concatenate([np.ones(offset, dtype=bool), valid])
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def apply_validity(values: pa.Array, validity: pa.Array) -> pa.Array:
+    """Combine decoded values with a decoded boolean validity array (True = valid)."""
+    n = len(values)
+    dtype = values.type
+    if values.null_count:
+        validity = pa.compute.and_(validity, values.is_valid())
+    if pa.types.is_fixed_size_list(dtype):
+        valid = validity.to_numpy(zero_copy_only=False)
+        d = dtype.list_size
+        child = values.values.slice(values.offset * d, n * d)
+        return pa.FixedSizeListArray.from_arrays(child, type=dtype, mask=pa.array(~valid))
+    if pa.types.is_struct(dtype):
+        valid = validity.to_numpy(zero_copy_only=False)
+        fields = [dtype.field(i) for i in range(dtype.num_fields)]
+        return pa.StructArray.from_arrays(values.flatten(), fields=fields, mask=pa.array(~valid))
+    if pa.types.is_dictionary(dtype):
+        idx = apply_validity(values.indices, validity)
+        return pa.DictionaryArray.from_arrays(idx, values.dictionary)
+    bufs = values.buffers()
+    if validity.offset == values.offset and validity.buffers()[1] is not None:
+        bitmap = validity.buffers()[1]
+    else:
+        bitmap = _bitmap_with_offset(validity.to_numpy(zero_copy_only=False), values.offset)
+    return pa.Array.from_buffers(dtype, n, [bitmap] + bufs[1:], offset=values.offset)
+
+
+def gather_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``data[s:s+l]`` for each (s, l), vectorised."""
+    lengths = lengths.astype(np.int64, copy=False)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=data.dtype)
+    out_starts = np.cumsum(lengths) - lengths
+    idx = np.arange(total, dtype=np.int64) + np.repeat(starts.astype(np.int64) - out_starts, lengths)
+    return data[idx]
+
+
+def concat_arrays(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
+    if not parts:
+        return pa.array([], type=dtype)
+    if len(parts) == 1:
+        return parts[0]
+    if pa.types.is_dictionary(dtype):
+        return pa.chunked_array(parts, type=dtype).unify_dictionaries().combine_chunks()
+    return pa.concat_arrays(parts)
+
+
+def fixed_bytes(arr: pa.Array) -> np.ndarray:
+    """The value bytes of a fixed-width array (bool: packed bits), honouring its offset."""
+    n, off = len(arr), arr.offset
+    t = arr.type
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        return fixed_bytes(arr.values.slice(off * d, n * d))
+    buf = arr.buffers()[1]
+    bits = t.bit_width
+    if buf is None:
+        return np.zeros((n * bits + 7) // 8, dtype=np.uint8)
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    if bits == 1:
+        if off % 8 == 0:
+            return raw[off // 8 : off // 8 + (n + 7) // 8]
+        bools = np.unpackbits(raw, bitorder="little")[off : off + n]
+        return np.packbits(bools, bitorder="little")
+    w = bits // 8
+    return raw[off * w : (off + n) * w]
+
+
+def validity_bytes(arr: pa.Array) -> np.ndarray:
+    """The LSB-first validity bitmap of ``arr`` starting at its first row."""
+    n, off = len(arr), arr.offset
+    buf = arr.buffers()[0]
+    if buf is None:
+        return np.packbits(np.ones(n, dtype=bool), bitorder="little")
+    raw = np.frombuffer(buf, dtype=np.uint8)
+    if off % 8 == 0:
+        out = raw[off // 8 : off // 8 + (n + 7) // 8].copy()
+    else:
+        out = np.packbits(np.unpackbits(raw, bitorder="little")[off : off + n], bitorder="little")
+    if n % 8:  # clear the bits past the end so files are deterministic
+        out[-1] &= (1 << (n % 8)) - 1
+    return out
+
+
+def binary_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 offsets starting wherever Arrow has them, data bytes) of a string/binary array."""
+    if pa.types.is_string_view(arr.type) or pa.types.is_binary_view(arr.type):
+        arr = arr.cast(pa.large_string() if pa.types.is_string_view(arr.type) else pa.large_binary())
+    large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    bufs = arr.buffers()
+    n, off = len(arr), arr.offset
+    if bufs[1] is None:
+        offsets = np.zeros(n + 1, dtype=np.int64)
+    else:
+        offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[off : off + n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    return offsets, data
+
+
+def null_mask(arr: pa.Array) -> np.ndarray | None:
+    """Boolean array (True = null) or None when the array has no nulls."""
+    if arr.null_count == 0:
+        return None
+    if pa.types.is_null(arr.type):
+        return np.ones(len(arr), dtype=bool)
+    return ~np.unpackbits(validity_bytes(arr), bitorder="little", count=len(arr)).astype(bool)

@@ -1,0 +1,190 @@
+"""General-purpose buffer compression (LZ4 / ZSTD) with Lance's framing.
+
+Used by the 2.0 ``Flat.compression`` (``Compression{scheme: "zstd"|"lz4", level}``) and
+the 2.1+ ``General{BufferCompression{scheme: LZ4=1 | ZSTD=2, level}}`` wrapper.
+
+Framing (little-endian):
+
+* **zstd**: ``u64 uncompressed length`` then one zstd frame.  A bare zstd frame is also
+  read: a buffer that starts with the magic ``28 b5 2f fd`` whose frame-header reserved
+  bit (``0x10`` of byte 4) is clear, or that is shorter than 8 bytes, is taken as a bare
+  frame, as the reference does.  ``b"abc"`` at level 3 is
+  ``03 00 00 00 00 00 00 00`` + ``28 b5 2f fd 20 03 19 00 00 61 62 63``.
+* **lz4**: ``u32 uncompressed length`` then one raw LZ4 *block* (not the frame format);
+  ``b"abc"`` is ``03 00 00 00 30 61 62 63``.
+* Empty input decompresses to empty output.
+
+Sizes read from the buffer are checked before anything is allocated: against
+``max_output_size`` and against the most either codec can expand (255x for an LZ4
+block, 32768x for zstd, whose 4-byte RLE block can stand for 128 KiB).
+
+Example::
+
+    >>> from lancefile.encodings.compression import compress_buffer, decompress_buffer
+    >>> packed = compress_buffer(b"abc" * 100, "lz4")
+    >>> decompress_buffer(packed, "lz4") == b"abc" * 100
+    True
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ..errors import CorruptFileError, InvalidInputError, UnsupportedEncodingError
+
+__all__ = [
+    "SCHEMES",
+    "SCHEME_BY_PROTO",
+    "PROTO_BY_SCHEME",
+    "ZSTD_DEFAULT_LEVEL",
+    "MAX_DECOMPRESSED_BYTES",
+    "compress_buffer",
+    "decompress_buffer",
+    "normalize_scheme",
+]
+
+SCHEMES = ("lz4", "zstd")
+# lance.encodings21.CompressionScheme values
+SCHEME_BY_PROTO = {1: "lz4", 2: "zstd"}
+PROTO_BY_SCHEME = {name: value for value, name in SCHEME_BY_PROTO.items()}
+ZSTD_DEFAULT_LEVEL = 3
+MAX_DECOMPRESSED_BYTES = 1 << 34  # 16 GiB: no single Lance buffer comes near it
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_FHD_RESERVED = 0x10
+_ZSTD_MAX_RATIO = 32768  # a 4-byte RLE block decodes to at most 128 KiB
+_ZSTD_SLACK = 1 << 17
+_LZ4_MAX_RATIO = 255
+_LZ4_SLACK = 64
+_READ_STEP = 1 << 24
+
+
+def normalize_scheme(scheme) -> str:
+    """``"zstd"``/``"lz4"`` from a name (any case) or a ``CompressionScheme`` enum value."""
+    if isinstance(scheme, (int, np.integer)) and not isinstance(scheme, bool):
+        name = SCHEME_BY_PROTO.get(int(scheme))
+    elif isinstance(scheme, str):
+        name = scheme.strip().lower()
+    else:
+        name = None
+    if name not in SCHEMES:
+        raise UnsupportedEncodingError(f"unsupported buffer compression scheme {scheme!r}; expected one of {SCHEMES}")
+    return name
+
+
+def _as_bytes(data) -> bytes | memoryview:
+    if isinstance(data, np.ndarray):
+        return memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+    return memoryview(data).cast("B") if not isinstance(data, bytes) else data
+
+
+def compress_buffer(data, scheme, level: int | None = None) -> bytes:
+    """Compress ``data`` with Lance's framing (see the module docstring).
+
+    ``level`` applies to zstd (default 3; 0 also means zstd's default).  LZ4 ignores it,
+    as the reference does.
+    """
+    name = normalize_scheme(scheme)
+    raw = _as_bytes(data)
+    if name == "zstd":
+        import zstandard
+
+        lvl = ZSTD_DEFAULT_LEVEL if level is None else int(level)
+        frame = zstandard.ZstdCompressor(level=lvl).compress(raw)
+        return struct.pack("<Q", len(raw)) + frame
+    import lz4.block
+
+    if len(raw) >= 1 << 31:
+        raise InvalidInputError(f"LZ4 buffers are limited to 2 GiB, got {len(raw)} bytes")
+    return lz4.block.compress(raw, store_size=True)
+
+
+def decompress_buffer(data, scheme, *, max_output_size: int = MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Decompress a buffer written with Lance's framing for ``scheme`` (``"zstd"``/``"lz4"``).
+
+    Raises :class:`CorruptFileError` when the bytes do not decode, decode to a size other
+    than the one announced, or announce a size beyond ``max_output_size`` or beyond what
+    the codec could produce from that many bytes.
+    """
+    name = normalize_scheme(scheme)
+    raw = _as_bytes(data)
+    if len(raw) == 0:
+        return b""
+    if name == "zstd":
+        return _zstd_decompress(raw, max_output_size)
+    return _lz4_decompress(raw, max_output_size)
+
+
+def _check_size(announced: int, payload: int, ratio: int, slack: int, cap: int, what: str) -> None:
+    limit = min(cap, ratio * payload + slack)
+    if announced > limit:
+        raise CorruptFileError(
+            f"{what} buffer of {payload} compressed bytes claims {announced} uncompressed bytes "
+            f"(more than the limit of {limit})"
+        )
+
+
+def _is_bare_zstd_frame(raw) -> bool:
+    if len(raw) < 8:
+        return True  # too short to hold the u64 length prefix
+    return bytes(raw[:4]) == _ZSTD_MAGIC and not raw[4] & _ZSTD_FHD_RESERVED
+
+
+def _read_at_most(reader, n: int) -> bytes:
+    parts, total = [], 0
+    while total < n:
+        piece = reader.read(min(_READ_STEP, n - total))
+        if not piece:
+            break
+        parts.append(piece)
+        total += len(piece)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _zstd_decompress(raw, cap: int) -> bytes:
+    import zstandard
+
+    bare = _is_bare_zstd_frame(raw)
+    payload = raw if bare else raw[8:]
+    limit = min(cap, _ZSTD_MAX_RATIO * len(payload) + _ZSTD_SLACK)
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True)
+        with reader:
+            if bare:
+                out = _read_at_most(reader, limit + 1)
+                if len(out) > limit:
+                    raise CorruptFileError(
+                        f"bare zstd frame of {len(payload)} bytes decompresses past the limit of {limit} bytes"
+                    )
+                return out
+            (announced,) = struct.unpack_from("<Q", raw)
+            _check_size(announced, len(payload), _ZSTD_MAX_RATIO, _ZSTD_SLACK, cap, "zstd")
+            out = _read_at_most(reader, announced + 1)  # one byte more to notice overlong data
+    except zstandard.ZstdError as exc:
+        raise CorruptFileError(f"zstd buffer of {len(raw)} bytes does not decompress: {exc}") from None
+    if len(out) != announced:
+        raise CorruptFileError(f"zstd buffer announces {announced} bytes but decompresses to {len(out)}")
+    return out
+
+
+def _lz4_decompress(raw, cap: int) -> bytes:
+    import lz4.block
+
+    if len(raw) < 4:
+        raise CorruptFileError(f"LZ4 buffer of {len(raw)} bytes is too short for its length prefix")
+    (announced,) = struct.unpack_from("<I", raw)
+    payload = raw[4:]
+    _check_size(announced, len(payload), _LZ4_MAX_RATIO, _LZ4_SLACK, cap, "LZ4")
+    if announced == 0:
+        if bytes(payload) not in (b"", b"\x00"):
+            raise CorruptFileError("LZ4 buffer announces 0 bytes but carries data")
+        return b""
+    try:
+        out = lz4.block.decompress(payload, uncompressed_size=announced)
+    except lz4.block.LZ4BlockError as exc:
+        raise CorruptFileError(f"LZ4 buffer of {len(raw)} bytes does not decompress: {exc}") from None
+    if len(out) != announced:
+        raise CorruptFileError(f"LZ4 buffer announces {announced} bytes but decompresses to {len(out)}")
+    return out

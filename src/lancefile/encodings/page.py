@@ -1,0 +1,79 @@
+"""Access to one page's buffers for decoders, with every range checked.
+
+A :class:`PageData` resolves the 2.0 ``Buffer`` references (page, column or file
+buffers), reads whole buffers or byte ranges of them through the file's byte source, and
+caches whole-buffer reads (dictionaries, decompressed buffers) for the page's lifetime.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import CorruptFileError
+from ..format.container import BufferRef, ColumnInfo, FileLayout, PageInfo
+
+__all__ = ["PageData"]
+
+_PAGE, _COLUMN, _FILE = 0, 1, 2
+
+
+class PageData:
+    def __init__(self, layout: FileLayout, column: ColumnInfo, page_index: int) -> None:
+        self.layout = layout
+        self.column = column
+        self.page_index = page_index
+        self.page: PageInfo = column.pages[page_index]
+        self.where = f"{layout.path}: column {column.index} page {page_index}"
+        self._cache: dict = {}
+
+    @property
+    def num_rows(self) -> int:
+        return self.page.length
+
+    def error(self, msg: str) -> CorruptFileError:
+        return CorruptFileError(f"{self.where}: {msg}")
+
+    def ref(self, buffer) -> BufferRef:
+        """Resolve a 2.0 ``Buffer`` message (or a plain page-buffer index)."""
+        if isinstance(buffer, int):
+            kind, index = _PAGE, buffer
+        else:
+            kind, index = int(buffer.buffer_type), int(buffer.buffer_index)
+        table = {_PAGE: self.page.buffers, _COLUMN: self.column.buffers, _FILE: self.layout.global_buffers}.get(kind)
+        if table is None:
+            raise self.error(f"unknown buffer type {kind}")
+        if index >= len(table):
+            names = {_PAGE: "page", _COLUMN: "column", _FILE: "file"}
+            raise self.error(f"refers to {names[kind]} buffer {index}, but there are only {len(table)}")
+        return table[index]
+
+    def read(self, buffer) -> memoryview:
+        ref = self.ref(buffer)
+        key = ("whole", ref)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self.layout.read_buffer(ref)
+        return got
+
+    def read_range(self, buffer, start: int, length: int) -> memoryview:
+        ref = self.ref(buffer)
+        if start < 0 or length < 0 or start + length > ref.size:
+            raise self.error(f"needs bytes [{start}, {start + length}) of a {ref.size}-byte buffer")
+        key = ("whole", ref)
+        if key in self._cache:
+            return self._cache[key][start : start + length]
+        return self.layout.source.read(ref.position + start, length)
+
+    def read_ranges(self, buffer, ranges: Sequence[tuple[int, int]]) -> list[memoryview]:
+        ref = self.ref(buffer)
+        for start, length in ranges:
+            if start < 0 or length < 0 or start + length > ref.size:
+                raise self.error(f"needs bytes [{start}, {start + length}) of a {ref.size}-byte buffer")
+        return self.layout.source.read_many([(ref.position + s, n) for s, n in ranges])
+
+    def cached(self, key, make):
+        """Memoise an expensive derived value (a decompressed buffer, a dictionary)."""
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = make()
+        return got

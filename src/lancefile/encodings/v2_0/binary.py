@@ -1,0 +1,120 @@
+"""Binary: variable-width values as end offsets plus bytes (2.0 ``Binary``).
+
+Proto: ``lance.encodings.Binary { indices, bytes, null_adjustment }``.
+
+``indices`` (usually ``Nullable{no_nulls{Flat{64}}}``, page buffer 0) holds, per row, the
+cumulative *end* offset of the row in ``bytes`` (``Flat{8}``, page buffer 1); the leading 0
+is not stored. A null row stores ``end + null_adjustment`` where
+``null_adjustment = total_bytes + 1``, so ``v >= null_adjustment`` means null.
+``["ab", null, "c"]`` has 3 bytes, ``null_adjustment = 4``, indices ``[2, 6, 3]`` (u64) and
+bytes ``61 62 63``. ``bytes`` may be compressed as a whole (``Flat.compression``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_0_pb2 as pb
+from ..arrowutil import gather_ranges, to_uint8
+from ..registry import decode_array, register_array_decoder
+from ..selection import Selection
+from .flat import _decompressed, _is_compressed, flat_bytes
+from .spans import read_spans
+
+__all__ = ["decode_binary", "decode_binary_parts", "build_binary"]
+
+
+def _ends(msg, page, sel: Selection):
+    """(ends, valid) of the rows in ``sel`` as int64 / bool numpy arrays."""
+    raw = decode_array(msg.indices, page, pa.uint64(), sel)
+    v = raw.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    adj = int(msg.null_adjustment)
+    if adj > 0:
+        valid = v < adj
+        ends = np.where(valid, v, v - adj)
+    else:
+        valid = np.ones(len(v), dtype=bool)
+        ends = v
+    return ends, valid
+
+
+def _bytes(msg, page, starts: np.ndarray, lengths: np.ndarray, contiguous: bool) -> np.ndarray:
+    enc = msg.bytes
+    if enc.WhichOneof("array_encoding") != "flat":
+        raise page.error(f"Binary bytes use {enc.WhichOneof('array_encoding')!r}, expected flat")
+    flat = enc.flat
+    if contiguous:
+        lo = int(starts[0]) if len(starts) else 0
+        hi = int(starts[-1] + lengths[-1]) if len(starts) else 0
+        return to_uint8(flat_bytes(flat, page, lo, hi - lo))
+    if _is_compressed(flat):
+        return gather_ranges(_decompressed(flat, page), starts, lengths)
+    return read_spans(page, flat.buffer, starts, lengths)
+
+
+def decode_binary_parts(msg, page, sel: Selection):
+    """Decode to (offsets int64 starting at 0, data uint8, valid bool) for the rows of ``sel``."""
+    n = sel.count
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint8), np.empty(0, dtype=bool)
+    if sel.is_range:
+        lo = max(sel.start - 1, 0)
+        ends, valid = _ends(msg, page, Selection.of_range(lo, sel.stop))
+        if sel.start > 0:
+            first, ends, valid = ends[0], ends[1:], valid[1:]
+        else:
+            first = 0
+        offsets = np.empty(n + 1, dtype=np.int64)
+        offsets[0] = 0
+        offsets[1:] = ends - first
+        if n and (np.any(np.diff(offsets) < 0) or first < 0):
+            raise page.error("Binary offsets are not increasing")
+        data = _bytes(msg, page, np.array([first]), np.array([offsets[-1]]), True)
+        return offsets, data, valid
+    idx = sel.indices
+    need = np.union1d(idx[idx > 0] - 1, idx)
+    ends_all, valid_all = _ends(msg, page, Selection.of_indices(need))
+    pos = np.searchsorted(need, idx)
+    ends = ends_all[pos]
+    starts = np.zeros(n, dtype=np.int64)
+    has_prev = idx > 0
+    starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
+    lengths = ends - starts
+    if np.any(lengths < 0):
+        raise page.error("Binary offsets are not increasing")
+    data = _bytes(msg, page, starts, lengths, False)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return offsets, data, valid_all[pos]
+
+
+def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:
+    """An Arrow string/binary array from int64 offsets, bytes and an optional validity."""
+    n = len(offsets) - 1
+    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
+    if not large:
+        if offsets[-1] > np.iinfo(np.int32).max:
+            raise OverflowError(f"{offsets[-1]} bytes do not fit a {dtype} array; read it as large_{dtype}")
+        offsets = offsets.astype(np.int32)
+    bitmap = None
+    if valid is not None and not valid.all():
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(dtype, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+@register_array_decoder("binary")
+def decode_binary(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array:
+    offsets, data, valid = decode_binary_parts(msg, page, sel)
+    return build_binary(dtype, offsets, data, valid)
+
+
+def encode_binary(indices_buffer: int, bytes_buffer: int, null_adjustment: int,
+                  compression: str | None = None, level: int | None = None) -> pb.ArrayEncoding:
+    from .flat import encode_flat
+    from .nullable import wrap_no_nulls
+
+    return pb.ArrayEncoding(binary=pb.Binary(
+        indices=wrap_no_nulls(encode_flat(64, indices_buffer)),
+        bytes=encode_flat(8, bytes_buffer, compression, level),
+        null_adjustment=null_adjustment,
+    ))

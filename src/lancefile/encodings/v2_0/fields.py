@@ -1,0 +1,306 @@
+"""Field-level reading of 2.0 files: which columns a field owns and how they combine.
+
+In 2.0 every Lance field owns columns in pre-order: a struct owns a header column (one
+``SimpleStruct`` page, no buffers) and then its children's; a list owns an offsets column
+(``List`` pages) and then its item field's; primitives, fixed-size lists, packed structs
+and blobs own one column each. So ``ls: list<struct<u, w>>, f: float`` maps to columns
+``ls offsets, ls.item header, u, w, f``.
+
+A list's items page never spans two offsets pages; the reader matches them by counting
+``List.num_items``, so row ``r`` of a list column reads offsets from the page holding
+``r`` and items from the item rows that page's offsets point to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_0_pb2 as pb
+from ...errors import CorruptFileError, UnsupportedEncodingError
+from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
+from ...format.schema import LanceField, LanceSchema
+from ..arrowutil import concat_arrays
+from ..page import PageData
+from ..registry import decode_array
+from ..selection import Selection
+
+__all__ = ["assign_columns", "FieldReader", "build_reader"]
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def owns_children(f: LanceField) -> bool:
+    t = f.arrow_type
+    if pa.types.is_struct(t):
+        return not f.is_packed_struct
+    return _is_list(t)
+
+
+def assign_columns(schema: LanceSchema) -> dict[int, int]:
+    """field id -> column index, in 2.0 pre-order."""
+    out: dict[int, int] = {}
+
+    def visit(f: LanceField) -> None:
+        out[f.id] = len(out)
+        if owns_children(f):
+            for c in f.children:
+                visit(c)
+
+    for f in schema.fields:
+        visit(f)
+    return out
+
+
+class ColumnPages:
+    """Decodes row selections of one column, page by page."""
+
+    def __init__(self, layout: FileLayout, index: int, cache: dict) -> None:
+        self.layout = layout
+        self.index = index
+        self.info = layout.column(index)
+        self.starts = self.info.page_starts
+        self._cache = cache
+        self._encodings: dict[int, pb.ArrayEncoding] = {}
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.starts[-1])
+
+    def page(self, i: int) -> PageData:
+        key = (self.index, i)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = PageData(self.layout, self.info, i)
+        return got
+
+    def encoding(self, i: int) -> pb.ArrayEncoding:
+        enc = self._encodings.get(i)
+        if enc is None:
+            where = f"{self.layout.path}: column {self.index} page {i}"
+            enc = self._encodings[i] = unpack_any(self.info.pages[i].encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where=where)
+        return enc
+
+    def split(self, sel: Selection):
+        """Yield (page index, page-local selection) covering ``sel`` in order."""
+        if sel.count == 0:
+            return
+        if sel.stop > self.num_rows:
+            raise CorruptFileError(
+                f"{self.layout.path}: column {self.index} has {self.num_rows} rows, fewer than the {sel.stop} needed"
+            )
+        starts = self.starts
+        first = int(np.searchsorted(starts, sel.start, side="right")) - 1
+        last = int(np.searchsorted(starts, sel.stop - 1, side="right")) - 1
+        if sel.is_range:
+            for p in range(first, last + 1):
+                lo, hi = max(sel.start, starts[p]), min(sel.stop, starts[p + 1])
+                if hi > lo:
+                    yield p, Selection.of_range(lo - starts[p], hi - starts[p])
+            return
+        idx = sel.indices
+        page_of = np.searchsorted(starts, idx, side="right") - 1
+        bounds = np.searchsorted(page_of, np.arange(first, last + 2))
+        for k, p in enumerate(range(first, last + 1)):
+            part = idx[bounds[k] : bounds[k + 1]]
+            if len(part):
+                yield p, Selection.of_indices(part - starts[p])
+
+
+class FieldReader:
+    dtype: pa.DataType
+
+    def read(self, sel: Selection) -> pa.Array:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class LeafReader(FieldReader):
+    column: ColumnPages
+    dtype: pa.DataType
+
+    def read(self, sel: Selection) -> pa.Array:
+        parts = [
+            decode_array(self.column.encoding(p), self.column.page(p), self.dtype, local)
+            for p, local in self.column.split(sel)
+        ]
+        return concat_arrays(parts, self.dtype)
+
+
+@dataclass
+class StructReader(FieldReader):
+    children: list[FieldReader]
+    dtype: pa.DataType
+
+    def read(self, sel: Selection) -> pa.Array:
+        fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
+        if not fields:
+            return pa.Array.from_buffers(self.dtype, sel.count, [None], children=[])
+        return pa.StructArray.from_arrays([c.read(sel) for c in self.children], fields=fields)
+
+
+@dataclass
+class ListReader(FieldReader):
+    column: ColumnPages
+    items: FieldReader
+    dtype: pa.DataType
+
+    def __post_init__(self) -> None:
+        self._item_starts: np.ndarray | None = None
+
+    def _list_msg(self, p: int) -> pb.List:
+        enc = self.column.encoding(p)
+        if enc.WhichOneof("array_encoding") != "list":
+            raise CorruptFileError(
+                f"{self.column.layout.path}: column {self.column.index} page {p} of a list field is not a List page"
+            )
+        return enc.list
+
+    def item_starts(self) -> np.ndarray:
+        if self._item_starts is None:
+            counts = [self._list_msg(p).num_items for p in range(len(self.column.info.pages))]
+            self._item_starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
+        return self._item_starts
+
+    def _ends(self, p: int, sel: Selection):
+        msg = self._list_msg(p)
+        raw = decode_array(msg.offsets, self.column.page(p), pa.uint64(), sel)
+        v = raw.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        adj = int(msg.null_offset_adjustment)
+        if adj > 0:
+            valid = v < adj
+            ends = np.where(valid, v, v - adj)
+        else:
+            valid, ends = np.ones(len(v), dtype=bool), v
+        if len(ends) and (ends.min() < 0 or ends.max() > msg.num_items):
+            raise CorruptFileError(
+                f"{self.column.layout.path}: column {self.column.index} page {p}: list offsets exceed the page's {msg.num_items} items"
+            )
+        return ends, valid
+
+    def read(self, sel: Selection) -> pa.Array:
+        base = self.item_starts()
+        lengths_parts, valid_parts, item_idx_parts, item_ranges = [], [], [], []
+        for p, local in self.column.split(sel):
+            if local.is_range:
+                lo = max(local.start - 1, 0)
+                ends, valid = self._ends(p, Selection.of_range(lo, local.stop))
+                if local.start > 0:
+                    first, ends, valid = ends[0], ends[1:], valid[1:]
+                else:
+                    first = 0
+                starts = np.concatenate([[first], ends[:-1]])
+                item_ranges.append((base[p] + first, base[p] + (ends[-1] if len(ends) else first)))
+            else:
+                idx = local.indices
+                need = np.union1d(idx[idx > 0] - 1, idx)
+                ends_all, valid_all = self._ends(p, Selection.of_indices(need))
+                pos = np.searchsorted(need, idx)
+                ends, valid = ends_all[pos], valid_all[pos]
+                starts = np.zeros(len(idx), dtype=np.int64)
+                has_prev = idx > 0
+                starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
+            lengths = ends - starts
+            if np.any(lengths < 0):
+                raise CorruptFileError(
+                    f"{self.column.layout.path}: column {self.column.index} page {p}: list offsets decrease"
+                )
+            if not local.is_range:
+                item_idx_parts.append(_expand(starts + base[p], lengths))
+            lengths_parts.append(lengths)
+            valid_parts.append(valid)
+        lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0, np.int64)
+        valid = np.concatenate(valid_parts) if valid_parts else np.zeros(0, bool)
+        if sel.is_range:
+            items = concat_arrays([self.items.read(Selection.of_range(a, b)) for a, b in item_ranges],
+                                  self.items.dtype)
+        else:
+            allidx = np.concatenate(item_idx_parts) if item_idx_parts else np.zeros(0, np.int64)
+            items = self.items.read(Selection.of_indices(allidx))
+        return _build_list(self.dtype, lengths, valid, items)
+
+
+def _expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(s, s+l)`` for each pair, vectorised."""
+    total = int(lengths.sum())
+    out_starts = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - out_starts, lengths)
+
+
+def _build_list(dtype: pa.DataType, lengths: np.ndarray, valid: np.ndarray, items: pa.Array) -> pa.Array:
+    large = pa.types.is_large_list(dtype)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    off_type = np.int64 if large else np.int32
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        dtype, len(lengths), [bitmap, pa.py_buffer(offsets.astype(off_type))], children=[items]
+    )
+
+
+@dataclass
+class BlobReader(FieldReader):
+    """2.0 blob column: pages of (position, size) descriptors; bytes stored out of line."""
+
+    column: ColumnPages
+    dtype: pa.DataType
+
+    _DESC = pa.struct([("position", pa.uint64()), ("size", pa.uint64())])
+
+    def read(self, sel: Selection) -> pa.Array:
+        desc = LeafReader(self.column, self._DESC).read(sel)
+        pos = desc.field("position").to_numpy(zero_copy_only=False).astype(np.int64)
+        size = desc.field("size").to_numpy(zero_copy_only=False).astype(np.int64)
+        valid = ~((pos == 1) & (size == 0))
+        src = self.column.layout.source
+        if np.any(pos + size > src.size) or np.any(pos < 0):
+            raise CorruptFileError(f"{src.name}: column {self.column.index}: blob descriptor points outside the file")
+        keep = np.flatnonzero(valid & (size > 0))
+        blocks = src.read_many(list(zip(pos[keep].tolist(), size[keep].tolist())))
+        data = np.frombuffer(b"".join(blocks), dtype=np.uint8) if blocks else np.empty(0, np.uint8)
+        lengths = np.where(valid, size, 0)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        from .binary import build_binary
+
+        return build_binary(self.dtype, offsets, data, valid)
+
+
+def _check_column_encoding(layout: FileLayout, col: int, f: LanceField) -> str:
+    info = layout.column(col)
+    if not info.encoding:
+        return "values"
+    where = f"{layout.path}: column {col} (field {f.name!r})"
+    enc = unpack_any(info.encoding, COLUMN_ENCODING_URL, pb.ColumnEncoding, where=where)
+    kind = enc.WhichOneof("column_encoding")
+    if kind == "blob":
+        return "blob"
+    if kind in (None, "values"):
+        return "values"
+    raise UnsupportedEncodingError(f"{where} has column encoding {kind!r} and no decoder is registered to handle it")
+
+
+def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cache: dict,
+                 keep: dict | None = None) -> FieldReader:
+    """Build the reader of field ``f``. ``keep`` optionally restricts struct children (projection)."""
+    col = columns[f.id]
+    t = f.arrow_type
+    if pa.types.is_struct(t) and not f.is_packed_struct:
+        kids = f.children if keep is None else [c for c in f.children if c.id in keep]
+        readers = [build_reader(layout, c, columns, cache, None if keep is None else keep[c.id]) for c in kids]
+        if keep is None:
+            dtype = t
+        else:
+            arrow = [c.to_arrow() for c in kids]
+            dtype = pa.struct([pa.field(a.name, r.dtype, a.nullable, a.metadata) for a, r in zip(arrow, readers)])
+        return StructReader(readers, dtype)
+    pages = ColumnPages(layout, col, cache)
+    if _is_list(t):
+        return ListReader(pages, build_reader(layout, f.children[0], columns, cache), t)
+    if _check_column_encoding(layout, col, f) == "blob":
+        return BlobReader(pages, t)
+    return LeafReader(pages, t)

@@ -1,0 +1,56 @@
+"""PackedStruct: a struct of fixed-width children stored row by row (2.0 ``PackedStruct``).
+
+Proto: ``lance.encodings.PackedStruct { repeated inner, buffer }``. ``inner[k]`` is
+``Nullable{no_nulls{Flat{bits_k}}}`` for child k; ``buffer`` holds, for each row, every
+child's bytes in field order. ``struct<a: int32, b: int16>`` rows ``(1, 2), (3, 4)`` are
+``01000000 0200  03000000 0400`` (6 bytes a row). One page buffer, one column; used when
+the struct's field metadata says ``packed: true`` and for 2.0 blob descriptors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_0_pb2 as pb
+from ..arrowutil import array_from_fixed, fixed_width_bits, to_uint8
+from ..registry import register_array_decoder
+from ..selection import Selection
+from .dictionary import leaf_flat_bits
+from .spans import read_spans
+
+__all__ = ["decode_packed_struct", "encode_packed_struct"]
+
+
+@register_array_decoder("packed_struct")
+def decode_packed_struct(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array:
+    if not pa.types.is_struct(dtype) or dtype.num_fields != len(msg.inner):
+        raise page.error(f"PackedStruct with {len(msg.inner)} children cannot decode to {dtype}")
+    fields = [dtype.field(i) for i in range(dtype.num_fields)]
+    widths = []
+    for f, enc in zip(fields, msg.inner):
+        bits = leaf_flat_bits(enc) or fixed_width_bits(f.type)
+        if bits is None or bits % 8 or fixed_width_bits(f.type) != bits:
+            raise page.error(f"PackedStruct child {f.name!r} has {bits} bits, which does not fit {f.type}")
+        widths.append(bits // 8)
+    row = sum(widths)
+    n = sel.count
+    if sel.is_range:
+        data = to_uint8(page.read_range(msg.buffer, sel.start * row, n * row))
+    else:
+        data = read_spans(page, msg.buffer, sel.indices * row, np.full(n, row, dtype=np.int64))
+    mat = data.reshape(n, row) if row else np.empty((n, 0), np.uint8)
+    children, pos = [], 0
+    for f, w in zip(fields, widths):
+        col = np.ascontiguousarray(mat[:, pos : pos + w])
+        children.append(array_from_fixed(f.type, col, n))
+        pos += w
+    return pa.StructArray.from_arrays(children, fields=fields)
+
+
+def encode_packed_struct(child_bits: list[int], buffer_index: int = 0) -> pb.ArrayEncoding:
+    from .flat import encode_flat
+    from .nullable import wrap_no_nulls
+
+    inner = [wrap_no_nulls(encode_flat(b, buffer_index)) for b in child_bits]
+    return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=pb.Buffer(buffer_index=buffer_index)))

@@ -1,0 +1,319 @@
+"""The Lance v2 container: footer, offset tables, column metadata, global buffers.
+
+File layout (little-endian)::
+
+    [page buffers, out-of-line buffers, extra global buffers]   64-byte aligned
+    [global buffer 0: FileDescriptor protobuf (schema + row count)]
+    [column metadata 0..C-1: ColumnMetadata protobufs, back to back]
+    [CMO table: C x (u64 position, u64 size)]
+    [GBO table: G x (u64 position, u64 size)]
+    [footer: 40 bytes]
+
+Footer::
+
+    u64 column_meta_start | u64 cmo_table_start | u64 gbo_table_start |
+    u32 num_global_buffers | u32 num_columns | u16 major | u16 minor | b"LANC"
+
+For example a file whose only content is an empty schema has footer bytes
+``... 00 00 00 00 00 00 00 00  01 00 00 00  00 00 00 00  00 00  03 00  4c 41 4e 43``.
+
+Reading starts with one read of the file's tail (``TAIL_READ_BYTES``), which normally
+holds the footer, both tables, every column's metadata and the schema; otherwise one more
+read fetches the rest of the metadata region. Column metadata is parsed lazily, so opening
+a 10,000-column file and projecting one column parses one ColumnMetadata.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
+
+from .._proto import file2_pb2
+from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
+from ..io import ByteSource
+from .version import VersionInfo, version_from_footer
+
+__all__ = [
+    "FOOTER_LEN",
+    "MAGIC",
+    "TAIL_READ_BYTES",
+    "BufferRef",
+    "PageInfo",
+    "ColumnInfo",
+    "Footer",
+    "FileLayout",
+    "read_layout",
+    "pack_any",
+    "unpack_any",
+    "encode_footer",
+    "encode_offset_table",
+]
+
+FOOTER_LEN = 40
+MAGIC = b"LANC"
+TAIL_READ_BYTES = 64 * 1024
+# A schema buffer this close before the column metadata is fetched in the same read.
+_SCHEMA_NEAR = 1024 * 1024
+_FOOTER = struct.Struct("<QQQIIHH4s")
+
+TYPE_URL_PREFIX = "/"
+ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
+PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
+
+
+@dataclass(frozen=True)
+class BufferRef:
+    """A byte range in the file."""
+
+    position: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Footer:
+    column_meta_start: int
+    cmo_table_start: int
+    gbo_table_start: int
+    num_global_buffers: int
+    num_columns: int
+    major: int
+    minor: int
+
+
+def encode_footer(f: Footer) -> bytes:
+    return _FOOTER.pack(
+        f.column_meta_start, f.cmo_table_start, f.gbo_table_start,
+        f.num_global_buffers, f.num_columns, f.major, f.minor, MAGIC,
+    )
+
+
+def encode_offset_table(refs: list[BufferRef]) -> bytes:
+    arr = np.array([(r.position, r.size) for r in refs], dtype="<u8").reshape(-1, 2)
+    return arr.tobytes()
+
+
+def pack_any(type_url: str, message) -> bytes:
+    """Serialize ``message`` as a google.protobuf.Any with the reference's type URL."""
+    return any_pb2.Any(type_url=type_url, value=message.SerializeToString()).SerializeToString()
+
+
+def unpack_any(data: bytes, expected_url: str, message_cls, *, where: str):
+    """Parse an Any and its payload; the type is matched on the full name after the last '/'."""
+    try:
+        anyv = any_pb2.Any.FromString(bytes(data))
+    except DecodeError as exc:
+        raise CorruptFileError(f"{where}: encoding is not a valid protobuf Any ({exc})") from None
+    got = anyv.type_url.rsplit("/", 1)[-1]
+    want = expected_url.rsplit("/", 1)[-1]
+    if got != want:
+        raise UnsupportedEncodingError(
+            f"{where}: encoding has type {anyv.type_url!r} but this file version expects {want!r}"
+        )
+    msg = message_cls()
+    try:
+        msg.ParseFromString(anyv.value)
+    except DecodeError as exc:
+        raise CorruptFileError(f"{where}: cannot decode {want} ({exc})") from None
+    return msg
+
+
+def _parse_footer(tail: memoryview, size: int, path: str) -> Footer:
+    if size < FOOTER_LEN:
+        raise NotALanceFileError(f"{path}: {size} bytes is too short to be a Lance file (footer is {FOOTER_LEN})")
+    raw = bytes(tail[-FOOTER_LEN:])
+    *fields, magic = _FOOTER.unpack(raw)
+    if magic != MAGIC:
+        raise NotALanceFileError(f"{path}: not a Lance file (footer magic is {magic!r}, expected {MAGIC!r})")
+    footer = Footer(*fields)
+    body = size - FOOTER_LEN
+    g, c = footer.num_global_buffers, footer.num_columns
+    if footer.gbo_table_start + 16 * g > body:
+        raise CorruptFileError(
+            f"{path}: footer says {g} global buffers at {footer.gbo_table_start}, which run past the footer at {body}"
+        )
+    if 16 * c > footer.gbo_table_start:
+        raise CorruptFileError(f"{path}: footer says {c} columns, more than the file can hold")
+    if footer.column_meta_start > footer.gbo_table_start - 16 * c:
+        raise CorruptFileError(
+            f"{path}: column metadata start {footer.column_meta_start} lies after the column offset table"
+        )
+    if g < 1:
+        raise CorruptFileError(f"{path}: footer says 0 global buffers; buffer 0 must hold the schema")
+    return footer
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """One page of one column: its buffers, row count and raw encoding."""
+
+    buffers: tuple[BufferRef, ...]
+    length: int
+    encoding: bytes  # serialized google.protobuf.Any (DirectEncoding payload)
+    priority: int
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    index: int
+    encoding: bytes  # serialized Any holding a ColumnEncoding
+    pages: tuple[PageInfo, ...]
+    buffers: tuple[BufferRef, ...]
+
+    @cached_property
+    def page_starts(self) -> np.ndarray:
+        """Cumulative row offsets: page i covers rows [starts[i], starts[i+1])."""
+        lengths = np.fromiter((p.length for p in self.pages), dtype=np.int64, count=len(self.pages))
+        return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.page_starts[-1])
+
+
+def _direct_bytes(enc: file2_pb2.Encoding, where: str) -> bytes:
+    kind = enc.WhichOneof("location")
+    if kind == "direct":
+        return enc.direct.encoding
+    if kind == "indirect":
+        raise UnsupportedEncodingError(f"{where}: indirect (deferred) encodings are not supported")
+    raise CorruptFileError(f"{where}: encoding is missing")
+
+
+def _check_buffers(offsets, sizes, limit: int, where: str) -> tuple[BufferRef, ...]:
+    if len(offsets) != len(sizes):
+        raise CorruptFileError(f"{where}: {len(offsets)} buffer offsets but {len(sizes)} sizes")
+    if not len(offsets):
+        return ()
+    off = np.asarray(offsets, dtype=np.uint64)
+    sz = np.asarray(sizes, dtype=np.uint64)
+    end = off + sz
+    bad = (end > limit) | (end < off)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CorruptFileError(
+            f"{where}: buffer {i} [{int(off[i])}, +{int(sz[i])}) lies outside the file of {limit} bytes"
+        )
+    return tuple(BufferRef(int(a), int(b)) for a, b in zip(offsets, sizes))
+
+
+class FileLayout:
+    """Everything the footer and the metadata region say about a file.
+
+    Column metadata is decoded on first use of :meth:`column`.
+    """
+
+    def __init__(self, source: ByteSource, footer: Footer, version: VersionInfo,
+                 global_buffers: tuple[BufferRef, ...], cmo: np.ndarray,
+                 meta_region: memoryview, meta_region_start: int) -> None:
+        self.source = source
+        self.path = source.name
+        self.footer = footer
+        self.version = version
+        self.global_buffers = global_buffers
+        self._cmo = cmo
+        self._region = meta_region
+        self._region_start = meta_region_start
+        self._columns: dict[int, ColumnInfo] = {}
+
+    @property
+    def num_columns(self) -> int:
+        return self.footer.num_columns
+
+    @property
+    def file_size(self) -> int:
+        return self.source.size
+
+    def region_bytes(self, ref: BufferRef) -> memoryview | None:
+        """The bytes of ``ref`` if they were part of the metadata read, else None."""
+        lo = ref.position - self._region_start
+        if lo >= 0 and lo + ref.size <= len(self._region):
+            return self._region[lo : lo + ref.size]
+        return None
+
+    def read_buffer(self, ref: BufferRef) -> memoryview:
+        got = self.region_bytes(ref)
+        return got if got is not None else self.source.read(ref.position, ref.size)
+
+    def column(self, index: int) -> ColumnInfo:
+        info = self._columns.get(index)
+        if info is None:
+            info = self._columns[index] = self._parse_column(index)
+        return info
+
+    def _parse_column(self, index: int) -> ColumnInfo:
+        where = f"{self.path}: column {index}"
+        if not 0 <= index < self.num_columns:
+            raise CorruptFileError(f"{where}: no such column (file has {self.num_columns})")
+        pos, size = (int(x) for x in self._cmo[index])
+        meta_lo = self.footer.column_meta_start
+        meta_hi = self.footer.gbo_table_start - 16 * self.num_columns
+        if pos < meta_lo or pos + size > meta_hi:
+            raise CorruptFileError(
+                f"{where}: metadata [{pos}, +{size}) lies outside the column metadata region [{meta_lo}, {meta_hi})"
+            )
+        raw = self.read_buffer(BufferRef(pos, size))
+        meta = file2_pb2.ColumnMetadata()
+        try:
+            meta.ParseFromString(bytes(raw))
+        except DecodeError as exc:
+            raise CorruptFileError(f"{where}: column metadata is not a valid protobuf ({exc})") from None
+        limit = self.file_size
+        pages = []
+        for p_i, page in enumerate(meta.pages):
+            pw = f"{where} page {p_i}"
+            pages.append(PageInfo(
+                buffers=_check_buffers(page.buffer_offsets, page.buffer_sizes, limit, pw),
+                length=int(page.length),
+                encoding=_direct_bytes(page.encoding, pw),
+                priority=int(page.priority),
+            ))
+        col_enc = _direct_bytes(meta.encoding, where) if meta.HasField("encoding") else b""
+        return ColumnInfo(
+            index=index,
+            encoding=col_enc,
+            pages=tuple(pages),
+            buffers=_check_buffers(meta.buffer_offsets, meta.buffer_sizes, limit, where),
+        )
+
+
+def read_layout(source: ByteSource, *, tail_bytes: int = TAIL_READ_BYTES) -> FileLayout:
+    """Read and check the footer, offset tables and metadata region of a Lance file."""
+    path, size = source.name, source.size
+    if size < FOOTER_LEN:
+        raise NotALanceFileError(f"{path}: {size} bytes is too short to be a Lance file")
+    tail_len = min(size, tail_bytes)
+    tail_start = size - tail_len
+    tail = source.read(tail_start, tail_len)
+    footer = _parse_footer(tail, size, path)
+    version = version_from_footer(footer.major, footer.minor, path=path)
+
+    g, c = footer.num_global_buffers, footer.num_columns
+    cmo_start = footer.gbo_table_start - 16 * c  # the CMO table ends where the GBO table starts
+    region_start = min(footer.column_meta_start, cmo_start)
+
+    def grab(lo: int, hi: int) -> memoryview:
+        nonlocal tail, tail_start
+        if lo < tail_start:  # one more read for what the tail missed
+            more = source.read(lo, tail_start - lo)
+            tail = memoryview(bytes(more) + bytes(tail))
+            tail_start = lo
+        return tail[lo - tail_start : hi - tail_start]
+
+    gbo = np.frombuffer(grab(footer.gbo_table_start, footer.gbo_table_start + 16 * g), dtype="<u8").reshape(g, 2)
+    global_buffers = _check_buffers(gbo[:, 0], gbo[:, 1], size, f"{path}: global buffer table")
+    gb0 = global_buffers[0]
+    if gb0.position + gb0.size > footer.column_meta_start and gb0.position < footer.gbo_table_start:
+        # The reference requires the schema to lie before the column metadata.
+        if gb0.position >= footer.column_meta_start:
+            raise CorruptFileError(f"{path}: global buffer 0 (the schema) lies inside the column metadata region")
+    if region_start - _SCHEMA_NEAR <= gb0.position < region_start:
+        region_start = gb0.position  # the usual case: the schema sits right before the metadata
+    cmo = np.frombuffer(grab(cmo_start, footer.gbo_table_start), dtype="<u8").reshape(c, 2)
+    region = grab(region_start, size - FOOTER_LEN)
+    return FileLayout(source, footer, version, global_buffers, cmo, region, region_start)

@@ -1,0 +1,814 @@
+"""The Lance schema: Arrow schema <-> ``lance.file.Schema`` and the FileDescriptor of global buffer 0.
+
+A Lance file stores its schema as a flat, pre-order list of ``Field`` messages (nested fields
+included) inside a ``FileDescriptor`` that also holds the row count. Each field carries a
+*logical type* string (``"int64"``, ``"timestamp:us:UTC"``, ``"list.struct"``, ...), its id, its
+parent's id (-1 at the top level), nullability and metadata::
+
+    a: int32, ls: list<item: struct<x: string>>   (schema metadata {"m": "1"}, 1 row)
+
+    FileDescriptor
+      schema.fields  [0] name="a"    id=0 parent_id=-1 logical_type="int32"       encoding=PLAIN
+                     [1] name="ls"   id=1 parent_id=-1 logical_type="list.struct" encoding=PLAIN
+                     [2] name="item" id=2 parent_id=1  logical_type="struct"
+                     [3] name="x"    id=3 parent_id=2  logical_type="string"      encoding=VAR_BINARY
+      schema.metadata {"m": b"1"}
+      length 1
+
+In: a ``pyarrow.Schema`` (:meth:`LanceSchema.from_arrow`) or the bytes of global buffer 0
+(:func:`parse_descriptor`). Out: a tree of :class:`LanceField`, the proto messages, and the Arrow
+schema the reference reader (pylance 14.0.2) gives back for such a file.
+
+Example::
+
+    >>> import pyarrow as pa
+    >>> schema = LanceSchema.from_arrow(pa.schema([("a", pa.int32()), ("ls", pa.list_(pa.string()))]))
+    >>> [(f.name, f.id, f.parent_id, f.logical_type) for f in schema.walk()]
+    [('a', 0, -1, 'int32'), ('ls', 1, -1, 'list'), ('item', 2, 1, 'string')]
+    >>> back, rows = parse_descriptor(descriptor_bytes(schema, 3))
+    >>> rows, back.to_arrow() == schema.to_arrow()
+    (3, True)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from google.protobuf.message import DecodeError
+
+from .._proto import file_pb2
+from ..errors import (
+    ColumnNotFoundError,
+    CorruptFileError,
+    InvalidInputError,
+    LanceError,
+    UnsupportedTypeError,
+)
+from .version import FileVersion
+
+__all__ = [
+    "LanceField",
+    "LanceSchema",
+    "logical_type_of",
+    "arrow_type_of",
+    "descriptor_bytes",
+    "parse_descriptor",
+    "EXTENSION_NAME_KEY",
+    "EXTENSION_METADATA_KEY",
+    "BLOB_KEY",
+    "PACKED_KEYS",
+    "PRIMARY_KEY_KEY",
+    "PRIMARY_KEY_POSITION_KEY",
+    "CLUSTERING_KEY_POSITION_KEY",
+]
+
+EXTENSION_NAME_KEY = "ARROW:extension:name"
+EXTENSION_METADATA_KEY = "ARROW:extension:metadata"
+BLOB_KEY = "lance-encoding:blob"
+PACKED_KEYS = ("packed", "lance-encoding:packed")  # legacy key first
+PRIMARY_KEY_KEY = "lance-schema:unenforced-primary-key"
+PRIMARY_KEY_POSITION_KEY = "lance-schema:unenforced-primary-key:position"
+CLUSTERING_KEY_POSITION_KEY = "lance-schema:unenforced-clustering-key:position"
+
+LANCE_JSON = "lance.json"  # JSONB bytes in large_binary, logical type "json"
+ARROW_JSON = "arrow.json"  # JSON text; the reference converts it to lance.json on write
+BFLOAT16 = "lance.bfloat16"  # fixed_size_binary(2); has its own spelling inside fixed_size_list
+
+# Field numbers the reference (14.0.2) writes but our file.proto does not declare yet.
+_PRIMARY_KEY_POSITION_FIELD = 13
+_CLUSTERING_KEY_POSITION_FIELD = 15
+
+_UNITS = ("s", "ms", "us", "ns")
+
+# Logical types without parameters (besides units). "json" is read-only: it comes from
+# lance.json fields, never from a plain Arrow type.
+_SIMPLE_TYPES: dict[str, pa.DataType] = {
+    "null": pa.null(),
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "uint8": pa.uint8(),
+    "int16": pa.int16(),
+    "uint16": pa.uint16(),
+    "int32": pa.int32(),
+    "uint32": pa.uint32(),
+    "int64": pa.int64(),
+    "uint64": pa.uint64(),
+    "halffloat": pa.float16(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "large_string": pa.large_string(),
+    "large_binary": pa.large_binary(),
+    "json": pa.large_binary(),
+    "date32:day": pa.date32(),
+    "date64:ms": pa.date64(),
+    "time32:s": pa.time32("s"),
+    "time32:ms": pa.time32("ms"),
+    "time64:us": pa.time64("us"),
+    "time64:ns": pa.time64("ns"),
+    **{f"duration:{unit}": pa.duration(unit) for unit in _UNITS},
+}
+_SIMPLE_NAMES: dict[pa.DataType, str] = {
+    **{dt: name for name, dt in _SIMPLE_TYPES.items() if name != "json"},
+    pa.string_view(): "string",  # the reference stores views as their plain types
+    pa.binary_view(): "binary",
+}
+_LIST_TYPES = {"list": pa.list_, "list.struct": pa.list_, "large_list": pa.large_list, "large_list.struct": pa.large_list}
+_FSL_STRUCT = re.compile(r"fixed_size_list:struct:([^:]+)")
+_U32 = re.compile(r"\+?[0-9]+")  # what Rust's str::parse::<u32> accepts
+
+
+# --------------------------------------------------------------------------------------------
+# Arrow type -> logical type
+
+
+def logical_type_of(dt: pa.DataType) -> str:
+    """The Lance logical type string of an Arrow type (the table in REFERENCE-NOTES §2.2).
+
+    Nested types give only their own layer (``struct``, ``list``...); their children get their own
+    fields. Extension types are stored as their storage type, except ``lance.json``.
+
+    Example::
+
+        >>> logical_type_of(pa.timestamp("us", "+05:30"))
+        'timestamp:us:+05:30'
+        >>> logical_type_of(pa.list_(pa.list_(pa.float32(), 2), 2))
+        'fixed_size_list:fixed_size_list:float:2:2'
+        >>> logical_type_of(pa.dictionary(pa.int32(), pa.string()))
+        'dict:string:int32:false'
+    """
+    if isinstance(dt, pa.BaseExtensionType):
+        return _logical_type(dt.storage_type, dt.extension_name)
+    return _logical_type(dt, "")
+
+
+def _logical_type(dt: pa.DataType, extension_name: str) -> str:
+    """Logical type of a field of storage type ``dt`` tagged with ``extension_name``."""
+    if extension_name == LANCE_JSON and dt == pa.large_binary():
+        return "json"
+    if extension_name == ARROW_JSON and dt in (pa.string(), pa.large_string()):
+        # The reference rewrites the values into its JSONB form; storing the text would make
+        # a file that the reference misreads, so refuse until that conversion exists here.
+        raise UnsupportedTypeError(
+            "arrow.json columns are stored by Lance as JSONB (lance.json), a conversion lancefile "
+            "does not do; store the column as a plain string instead"
+        )
+    simple = _SIMPLE_NAMES.get(dt)
+    if simple is not None:
+        return simple
+    return _parametric_logical_type(dt)
+
+
+def _parametric_logical_type(dt: pa.DataType) -> str:
+    types = pa.types
+    if types.is_decimal128(dt) or types.is_decimal256(dt):
+        return f"decimal:{dt.bit_width}:{dt.precision}:{dt.scale}"
+    if types.is_time32(dt) or types.is_time64(dt):
+        return f"time{dt.bit_width}:{dt.unit}"
+    if types.is_timestamp(dt):
+        return f"timestamp:{dt.unit}:{dt.tz or '-'}"
+    if types.is_fixed_size_binary(dt):
+        return f"fixed_size_binary:{dt.byte_width}"
+    if types.is_struct(dt):
+        return "struct"
+    if types.is_map(dt):
+        if dt.keys_sorted:
+            raise UnsupportedTypeError(f"{dt} has keys_sorted=True, which Lance cannot store")
+        return "map"
+    if types.is_list(dt) or types.is_large_list(dt):
+        prefix = "list" if types.is_list(dt) else "large_list"
+        return f"{prefix}.struct" if types.is_struct(_storage(dt.value_type)) else prefix
+    if types.is_fixed_size_list(dt):
+        return _fixed_size_list_logical_type(dt)
+    if types.is_dictionary(dt):
+        return _dictionary_logical_type(dt)
+    raise UnsupportedTypeError(f"Arrow type {dt} is not supported by the Lance format")
+
+
+def _fixed_size_list_logical_type(dt: pa.FixedSizeListType) -> str:
+    size = dt.list_size
+    if size <= 0:
+        raise UnsupportedTypeError(f"{dt}: a fixed_size_list dimension must be positive")
+    item = _storage(dt.value_type)
+    if pa.types.is_struct(item):
+        return f"fixed_size_list:struct:{size}"  # the only FSL whose item gets its own field
+    if _extension_name(dt.value_field) == BFLOAT16 and item == pa.binary(2):
+        return f"fixed_size_list:{BFLOAT16}:{size}"
+    inner = logical_type_of(item)
+    if _has_child_fields(inner):  # list, map or fixed_size_list<struct> items
+        raise UnsupportedTypeError(f"Arrow type {dt} is not supported by the Lance format")
+    return f"fixed_size_list:{inner}:{size}"
+
+
+def _dictionary_logical_type(dt: pa.DictionaryType) -> str:
+    # Dictionary values have no field, so no field metadata: an extension value type (even
+    # lance.json) is just its storage type here.
+    value = logical_type_of(_storage(dt.value_type))
+    logical = f"dict:{value}:{logical_type_of(dt.index_type)}:false"
+    try:
+        _leaf_type(logical)
+    except UnsupportedTypeError:
+        # The format cannot spell it: "dict:" strings split on every ':' into exactly 4 parts.
+        raise UnsupportedTypeError(
+            f"dictionary type {dt} cannot be stored: its logical type {logical!r} does not parse back"
+        ) from None
+    return logical
+
+
+def _has_child_fields(logical: str) -> bool:
+    """Whether fields of this logical type have child fields in the schema."""
+    return logical in _LIST_TYPES or logical in ("struct", "map") or bool(_FSL_STRUCT.fullmatch(logical))
+
+
+def _storage(dt: pa.DataType) -> pa.DataType:
+    return dt.storage_type if isinstance(dt, pa.BaseExtensionType) else dt
+
+
+def _extension_name(f: pa.Field) -> str:
+    if isinstance(f.type, pa.BaseExtensionType):
+        return f.type.extension_name
+    return (f.metadata or {}).get(EXTENSION_NAME_KEY.encode(), b"").decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------------------------
+# logical type -> Arrow type
+
+
+def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataType:
+    """The Arrow type a field of this logical type reads back as; the inverse of :func:`logical_type_of`.
+
+    ``children`` are the field's child fields (already converted) for struct, list, large_list,
+    map and fixed_size_list-of-struct; other types take none. Unknown strings raise
+    :class:`UnsupportedTypeError`, a wrong number of children :class:`InvalidInputError`.
+
+    Example::
+
+        >>> arrow_type_of("fixed_size_list:float:4")
+        FixedSizeListType(fixed_size_list<item: float>[4])
+        >>> arrow_type_of("list", [pa.field("item", pa.int64())])
+        ListType(list<item: int64>)
+        >>> arrow_type_of("timestamp:ns:-")
+        TimestampType(timestamp[ns])
+    """
+    children = list(children)
+    if logical in _LIST_TYPES:
+        return _LIST_TYPES[logical](_only_child(logical, children))
+    if logical == "struct":
+        return pa.struct(children)
+    if logical == "map":
+        return _map_type(_only_child(logical, children))
+    fsl_struct = _FSL_STRUCT.fullmatch(logical)
+    if fsl_struct:
+        return pa.list_(_only_child(logical, children), _parse_int(fsl_struct.group(1), logical))
+    if children:
+        raise InvalidInputError(f"logical type {logical!r} takes no child fields, got {len(children)}")
+    return _leaf_type(logical)
+
+
+def _only_child(logical: str, children: list[pa.Field]) -> pa.Field:
+    if len(children) != 1:
+        raise InvalidInputError(f"logical type {logical!r} needs exactly one child field, got {len(children)}")
+    return children[0]
+
+
+def _map_type(entries: pa.Field) -> pa.DataType:
+    if not pa.types.is_struct(entries.type) or entries.type.num_fields != 2:
+        raise InvalidInputError(f"a map's child must be a struct of (key, value), got {entries.type}")
+    key, value = entries.type.field(0), entries.type.field(1)
+    # Arrow normalises the names (and key nullability) of a map's fields; so does the reference reader.
+    return pa.map_(
+        pa.field("key", key.type, nullable=False, metadata=key.metadata),
+        pa.field("value", value.type, nullable=value.nullable, metadata=value.metadata),
+    )
+
+
+def _leaf_type(logical: str) -> pa.DataType:
+    """Parse a logical type that has no child fields."""
+    simple = _SIMPLE_TYPES.get(logical)
+    if simple is not None:
+        return simple
+    head = logical.split(":", 1)[0]
+    parse = _LEAF_PARSERS.get(head)
+    if parse is None:
+        raise UnsupportedTypeError(f"unknown Lance logical type {logical!r}")
+    try:
+        return parse(logical)
+    except (ValueError, TypeError, pa.ArrowException) as exc:
+        # ArrowInvalid is a ValueError; pyarrow refuses bad precisions, widths, index types...
+        raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {exc}") from None
+
+
+def _parse_fixed_size_list(logical: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) < 3:
+        raise ValueError("expected fixed_size_list:{item}:{size}")
+    size = _parse_int(parts[-1], logical)
+    inner = ":".join(parts[1:-1])
+    if inner == BFLOAT16:
+        item = pa.field("item", pa.binary(2), metadata={EXTENSION_NAME_KEY: BFLOAT16, EXTENSION_METADATA_KEY: ""})
+    else:
+        item = pa.field("item", _leaf_type(inner))
+    return pa.list_(item, size)
+
+
+def _parse_fixed_size_binary(logical: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) != 2:
+        raise ValueError("expected fixed_size_binary:{width}")
+    return pa.binary(_parse_int(parts[1], logical))
+
+
+def _parse_dictionary(logical: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) != 4:  # dict:{value}:{index}:{ordered}; the reference ignores "ordered"
+        raise ValueError("expected dict:{value}:{index}:false")
+    return pa.dictionary(_leaf_type(parts[2]), _leaf_type(parts[1]))
+
+
+def _parse_decimal(logical: str) -> pa.DataType:
+    parts = logical.split(":")
+    if len(parts) != 4 or parts[1] not in ("128", "256"):
+        raise ValueError("expected decimal:{128|256}:{precision}:{scale}")
+    make = pa.decimal128 if parts[1] == "128" else pa.decimal256
+    return make(_parse_int(parts[2], logical), _parse_int(parts[3], logical))
+
+
+def _parse_timestamp(logical: str) -> pa.DataType:
+    parts = logical.split(":", 2)  # the zone may itself contain ':' ("+05:30")
+    if len(parts) != 3 or parts[1] not in _UNITS:
+        raise ValueError("expected timestamp:{s|ms|us|ns}:{zone or -}")
+    return pa.timestamp(parts[1], None if parts[2] == "-" else parts[2])
+
+
+_LEAF_PARSERS = {
+    "fixed_size_list": _parse_fixed_size_list,
+    "fixed_size_binary": _parse_fixed_size_binary,
+    "dict": _parse_dictionary,
+    "decimal": _parse_decimal,
+    "timestamp": _parse_timestamp,
+}
+
+
+def _parse_int(text: str, logical: str) -> int:
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {text!r} is not an integer")
+    return int(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Fields
+
+
+@dataclass(eq=False)
+class LanceField:
+    """One field of a Lance schema, with its nested fields as ``children``.
+
+    ``metadata`` holds the field metadata as stored (bytes values). ``arrow_type`` is the Arrow
+    *storage* type the field reads back as, rebuilt from ``logical_type`` and the children;
+    registered extension types are applied by :meth:`LanceSchema.to_arrow`.
+
+    Example::
+
+        >>> f = LanceSchema.from_arrow(pa.schema([("v", pa.list_(pa.float32(), 2))])).field("v")
+        >>> f.logical_type, f.arrow_type, f.children
+        ('fixed_size_list:float:2', FixedSizeListType(fixed_size_list<item: float>[2]), [])
+        >>> f.to_arrow()
+        pyarrow.Field<v: fixed_size_list<item: float>[2]>
+    """
+
+    name: str
+    id: int
+    parent_id: int
+    logical_type: str
+    nullable: bool
+    metadata: dict[str, bytes]
+    extension_name: str = ""
+    children: list[LanceField] = field(default_factory=list)
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return arrow_type_of(self.logical_type, [child.to_arrow() for child in self.children])
+
+    @property
+    def arrow_metadata(self) -> dict[str, str]:
+        """The metadata the reference reader attaches to the Arrow field (values as lossy UTF-8)."""
+        out = {key: value.decode("utf-8", "replace") for key, value in self.metadata.items()}
+        if self.extension_name:
+            out[EXTENSION_NAME_KEY] = self.extension_name
+        if self.logical_type == "json":
+            out[EXTENSION_NAME_KEY] = LANCE_JSON
+        return out
+
+    def to_arrow(self) -> pa.Field:
+        """This field as a ``pyarrow.Field`` (storage type, metadata included)."""
+        return pa.field(self.name, self.arrow_type, self.nullable, metadata=self.arrow_metadata or None)
+
+    def walk(self) -> Iterator[LanceField]:
+        """This field and all nested fields, in pre-order (self first)."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    @property
+    def is_packed_struct(self) -> bool:
+        """A struct stored as one column (2.1+ rule: ``packed`` or ``lance-encoding:packed`` is "true", any case)."""
+        return self.logical_type == "struct" and any(
+            self.metadata.get(key, b"").decode("utf-8", "replace").lower() == "true" for key in PACKED_KEYS
+        )
+
+    def is_packed_struct_for(self, version: FileVersion) -> bool:
+        """:attr:`is_packed_struct` under the rule of ``version``.
+
+        The 2.0 writer also packs a struct that merely *has* ``lance-encoding:packed``, whatever
+        its value (checked on pylance 14.0.2: ``"false"`` and ``""`` pack in 2.0, not in 2.1+).
+        """
+        if version is FileVersion.V2_0 and self.logical_type == "struct" and PACKED_KEYS[1] in self.metadata:
+            return True
+        return self.is_packed_struct
+
+    @property
+    def is_blob(self) -> bool:
+        """A large_binary field marked ``lance-encoding:blob`` (any value), stored out of line."""
+        return self.logical_type == "large_binary" and BLOB_KEY in self.metadata
+
+    @property
+    def unenforced_primary_key_position(self) -> int | None:
+        """None unless the field is part of the unenforced primary key; 0 means "order by field id"."""
+        position = _parse_u32(self.metadata.get(PRIMARY_KEY_POSITION_KEY))
+        if position is not None:
+            return position
+        flag = self.metadata.get(PRIMARY_KEY_KEY)
+        if flag is not None and flag.decode("utf-8", "replace").lower() in ("true", "1", "yes"):
+            return 0
+        return None
+
+    @property
+    def unenforced_clustering_key_position(self) -> int | None:
+        return _parse_u32(self.metadata.get(CLUSTERING_KEY_POSITION_KEY))
+
+
+def _parse_u32(value: bytes | None) -> int | None:
+    if value is None:
+        return None
+    text = value.decode("utf-8", "replace")
+    return int(text) if _U32.fullmatch(text) and int(text) < 2**32 else None
+
+
+def _legacy_encoding(dt: pa.DataType) -> int:
+    """The v1 ``encoding`` hint the reference still writes (checked on 14.0.2, maps included)."""
+    if pa.types.is_dictionary(dt):
+        return file_pb2.DICTIONARY
+    if dt in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary()):
+        return file_pb2.VAR_BINARY
+    if pa.types.is_null(dt) or pa.types.is_struct(dt):
+        return file_pb2.NONE
+    return file_pb2.PLAIN  # fixed-stride types, list offsets, maps
+
+
+def _field_to_proto(f: LanceField) -> file_pb2.Field:
+    pb = file_pb2.Field(
+        name=f.name,
+        id=f.id,
+        parent_id=f.parent_id,
+        logical_type=f.logical_type,
+        nullable=f.nullable,
+        encoding=_legacy_encoding(f.arrow_type),
+        extension_name=f.extension_name,
+        metadata=f.metadata,
+        unenforced_primary_key=f.unenforced_primary_key_position is not None,
+    )
+    # Fields 13/15 are not in our file.proto yet; merging them in as wire bytes keeps them as
+    # unknown fields, which protobuf serialises after the known ones (the reference's order too).
+    extra = _varint_field(_PRIMARY_KEY_POSITION_FIELD, f.unenforced_primary_key_position or 0)
+    extra += _varint_field(_CLUSTERING_KEY_POSITION_FIELD, f.unenforced_clustering_key_position or 0)
+    if extra:
+        pb.MergeFromString(extra)
+    return pb
+
+
+def _varint_field(number: int, value: int) -> bytes:
+    """A proto3 varint field, or nothing for the default 0."""
+    if not value:
+        return b""
+    out = bytearray([number << 3])  # wire type 0; numbers < 16 fit one tag byte
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field_from_proto(pb: file_pb2.Field) -> LanceField:
+    return LanceField(
+        name=pb.name,
+        id=pb.id,
+        parent_id=pb.parent_id,
+        logical_type=pb.logical_type,
+        nullable=pb.nullable,
+        metadata=dict(pb.metadata),
+        extension_name=pb.extension_name,
+    )
+
+
+def _field_from_arrow(af: pa.Field, path: str) -> LanceField:
+    dt, metadata = _storage_and_metadata(af, path)
+    extension_name = metadata.get(EXTENSION_NAME_KEY, b"").decode()
+    try:
+        logical = _logical_type(dt, extension_name)
+    except UnsupportedTypeError as exc:
+        raise UnsupportedTypeError(f"field {path!r}: {exc}") from None
+    return LanceField(
+        name=af.name,
+        id=-1,
+        parent_id=-1,
+        logical_type=logical,
+        nullable=af.nullable,
+        metadata=metadata,
+        extension_name=extension_name,
+        children=[_field_from_arrow(child, f"{path}.{child.name}") for child in _arrow_children(dt, logical)],
+    )
+
+
+def _arrow_children(dt: pa.DataType, logical: str) -> list[pa.Field]:
+    if not _has_child_fields(logical):
+        return []
+    if logical == "struct":
+        return list(dt)
+    if logical == "map":
+        return [dt.field(0)]  # the "entries" struct<key, value>
+    return [dt.value_field]  # list, large_list, fixed_size_list<struct>
+
+
+def _storage_and_metadata(af: pa.Field, path: str) -> tuple[pa.DataType, dict[str, bytes]]:
+    """Storage type and field metadata as the reference sees them (extension keys added)."""
+    metadata = _checked_metadata(af.metadata, f"field {path!r}")
+    if isinstance(af.type, pa.BaseExtensionType):
+        metadata.update(_extension_keys(af.type))
+        return af.type.storage_type, metadata
+    return af.type, metadata
+
+
+def _checked_metadata(raw: dict[bytes, bytes] | None, where: str) -> dict[str, bytes]:
+    """Arrow metadata as str -> bytes; the reference refuses keys or values that are not UTF-8."""
+    out = {}
+    for key, value in (raw or {}).items():
+        try:
+            value.decode("utf-8")
+            out[key.decode("utf-8")] = value
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{where}: metadata {key!r} is not valid UTF-8") from None
+    return out
+
+
+class _ArrowSchema(ctypes.Structure):
+    """The C data interface's ``struct ArrowSchema``."""
+
+    _fields_ = [
+        ("format", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("metadata", ctypes.c_void_p),
+        ("flags", ctypes.c_int64),
+        ("n_children", ctypes.c_int64),
+        ("children", ctypes.c_void_p),
+        ("dictionary", ctypes.c_void_p),
+        ("release", ctypes.c_void_p),
+        ("private_data", ctypes.c_void_p),
+    ]
+
+
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
+def _extension_keys(dt: pa.BaseExtensionType) -> dict[str, bytes]:
+    """``ARROW:extension:name`` / ``:metadata`` exactly as Arrow exports them to the reference.
+
+    pyarrow has no public call for the serialized parameters of its built-in extension types
+    (uuid, fixed_shape_tensor...), so read them from the type's C data interface export.
+    """
+    capsule = dt.__arrow_c_schema__()  # releases the exported struct when collected
+    exported = _ArrowSchema.from_address(_capsule_pointer(capsule, b"arrow_schema"))
+    keys = _decode_c_metadata(exported.metadata)
+    return {key: value for key, value in keys.items() if key in (EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)}
+
+
+def _decode_c_metadata(address: int | None) -> dict[str, bytes]:
+    """Decode C data interface metadata: int32 count, then (int32 length, bytes) key/value pairs."""
+    if not address:
+        return {}
+
+    def take(n: int) -> bytes:
+        nonlocal address
+        data = ctypes.string_at(address, n)
+        address += n
+        return data
+
+    def take_sized() -> bytes:
+        return take(struct.unpack("=i", take(4))[0])
+
+    (count,) = struct.unpack("=i", take(4))
+    pairs = [(take_sized(), take_sized()) for _ in range(count)]
+    return {key.decode("utf-8", "replace"): value for key, value in pairs}
+
+
+# --------------------------------------------------------------------------------------------
+# Schemas
+
+
+@dataclass(eq=False)
+class LanceSchema:
+    """A Lance schema: top-level :class:`LanceField` trees plus schema metadata (bytes values).
+
+    Example::
+
+        >>> s = LanceSchema.from_arrow(pa.schema([("st", pa.struct([("a", pa.int8())]))], metadata={"k": "v"}))
+        >>> s.field("st.a").id, s.metadata
+        (1, {'k': b'v'})
+        >>> s.to_arrow()
+        st: struct<a: int8>
+          child 0, a: int8
+        -- schema metadata --
+        k: 'v'
+    """
+
+    fields: list[LanceField]
+    metadata: dict[str, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def from_arrow(cls, schema: pa.Schema) -> LanceSchema:
+        """Describe an Arrow schema as the reference writer would; ids are pre-order from 0.
+
+        Raises :class:`UnsupportedTypeError` for types Lance cannot hold (naming the field) and
+        :class:`InvalidInputError` for schemas the reference refuses (dotted or duplicate
+        top-level names, non-UTF-8 metadata, bad primary keys).
+        """
+        out = cls(
+            fields=[_field_from_arrow(af, af.name) for af in schema],
+            metadata=_checked_metadata(schema.metadata, "schema"),
+        )
+        for index, f in enumerate(out.walk()):
+            f.id = index
+            for child in f.children:
+                child.parent_id = index
+        out._validate()
+        return out
+
+    @classmethod
+    def from_proto(cls, pb: file_pb2.Schema, *, path: str = "<file>") -> LanceSchema:
+        """Rebuild the tree from the flat field list; a broken tree raises :class:`CorruptFileError`.
+
+        Each field hangs under the earlier field whose id is its ``parent_id`` (-1: top level).
+        """
+        by_id: dict[int, LanceField] = {}
+        top: list[LanceField] = []
+        for pf in pb.fields:
+            f = _field_from_proto(pf)
+            if f.id < 0 or f.id in by_id:
+                raise CorruptFileError(f"{path}: schema field {f.name!r} has a negative or repeated id {f.id}")
+            if f.parent_id == -1:
+                top.append(f)
+            elif f.parent_id in by_id:
+                by_id[f.parent_id].children.append(f)
+            else:
+                raise CorruptFileError(
+                    f"{path}: schema field {f.name!r} (id {f.id}) has parent_id {f.parent_id}, "
+                    "which no earlier field has"
+                )
+            by_id[f.id] = f
+        out = cls(fields=top, metadata=dict(pb.metadata))
+        out._check_types(path)
+        return out
+
+    def _check_types(self, path: str) -> None:
+        # Children before parents (reversed pre-order), so the error names the innermost culprit.
+        for f in reversed(list(self.walk())):
+            try:
+                f.arrow_type
+            except LanceError as exc:
+                raise CorruptFileError(f"{path}: schema field {f.name!r} (id {f.id}): {exc}") from None
+
+    def _validate(self) -> None:
+        seen: set[str] = set()
+        for f in self.fields:
+            if "." in f.name:
+                raise InvalidInputError(
+                    f"top-level field {f.name!r} cannot contain '.'; use a struct field for nesting"
+                )
+            if f.name in seen:
+                raise InvalidInputError(f"duplicate top-level field name {f.name!r}")
+            seen.add(f.name)
+        for f, ancestors in _walk_with_ancestors(self.fields, ()):
+            if f.unenforced_primary_key_position is not None:
+                _check_primary_key(f, ancestors)
+
+    def to_proto(self) -> file_pb2.Schema:
+        """The ``lance.file.Schema`` message: every field in pre-order, then the metadata."""
+        return file_pb2.Schema(fields=[_field_to_proto(f) for f in self.walk()], metadata=self.metadata)
+
+    def to_arrow(self) -> pa.Schema:
+        """The Arrow schema the reference reader gives for a file with this schema.
+
+        Extension types registered with pyarrow (``arrow.uuid``, ``lance.bfloat16`` once
+        ``lance`` is imported...) come back as extension types, as through the C data interface.
+        """
+        metadata = {key: value.decode("utf-8", "replace") for key, value in self.metadata.items()}
+        schema = pa.schema([f.to_arrow() for f in self.fields], metadata=metadata or None)
+        # An IPC round trip is pyarrow's public way to turn ARROW:extension:* metadata into types.
+        return pa.ipc.read_schema(schema.serialize())
+
+    def walk(self) -> Iterator[LanceField]:
+        """Every field, nested ones included, in pre-order (the order of ids)."""
+        for f in self.fields:
+            yield from f.walk()
+
+    def field(self, path: str) -> LanceField:
+        """The field at a dotted path such as ``"a"``, ``"st.a"`` or ``"ls.item.x"``.
+
+        Names that contain dots themselves (allowed below the top level) are matched whole first.
+        """
+        found = _find(self.fields, path)
+        if found is None:
+            names = ", ".join(repr(f.name) for f in self.fields) or "none"
+            raise ColumnNotFoundError(f"no field {path!r} in the schema (top-level fields: {names})")
+        return found
+
+
+def _find(fields: list[LanceField], path: str) -> LanceField | None:
+    for f in fields:
+        if f.name == path:
+            return f
+    for f in fields:
+        if path.startswith(f.name + "."):
+            found = _find(f.children, path[len(f.name) + 1 :])
+            if found is not None:
+                return found
+    return None
+
+
+def _walk_with_ancestors(
+    fields: list[LanceField], ancestors: tuple[LanceField, ...]
+) -> Iterator[tuple[LanceField, tuple[LanceField, ...]]]:
+    for f in fields:
+        yield f, ancestors
+        yield from _walk_with_ancestors(f.children, (*ancestors, f))
+
+
+def _check_primary_key(f: LanceField, ancestors: tuple[LanceField, ...]) -> None:
+    """The reference's rules: a leaf, non-nullable all the way up, and not inside a list."""
+    if f.children:
+        raise InvalidInputError(f"primary key field {f.name!r} must be a leaf, not {f.logical_type}")
+    for node in (*ancestors, f):
+        if node.nullable:
+            raise InvalidInputError(
+                f"primary key field {f.name!r} and all its ancestors must be non-nullable ({node.name!r} is nullable)"
+            )
+        if node.logical_type in _LIST_TYPES:
+            raise InvalidInputError(f"primary key field {f.name!r} must not be inside a list ({node.name!r})")
+
+
+# --------------------------------------------------------------------------------------------
+# FileDescriptor (global buffer 0)
+
+
+def descriptor_bytes(schema: LanceSchema, num_rows: int) -> bytes:
+    """The serialized ``FileDescriptor`` for global buffer 0 (map entries sorted by key).
+
+    Byte for byte what pylance writes for ``a: int8`` and 2 rows: ``0a 1a`` schema, ``0a 18``
+    field, ``12 01 61`` name "a", (id 0 left out), ``20 ff..01`` parent_id -1, ``2a 04 int8``,
+    ``30 01`` nullable, ``38 01`` encoding PLAIN, then ``10 02`` length 2.
+
+    Example::
+
+        >>> descriptor_bytes(LanceSchema.from_arrow(pa.schema([("a", pa.int8())])), 2).hex()
+        '0a1a0a1812016120ffffffffffffffffff012a04696e7438300138011002'
+    """
+    if not 0 <= num_rows < 2**64:
+        raise InvalidInputError(f"num_rows must fit in a u64, got {num_rows}")
+    message = file_pb2.FileDescriptor(schema=schema.to_proto(), length=num_rows)
+    return message.SerializeToString(deterministic=True)
+
+
+def parse_descriptor(data: bytes, *, path: str = "<file>") -> tuple[LanceSchema, int]:
+    """Parse global buffer 0 into ``(schema, num_rows)``; bad bytes raise :class:`CorruptFileError`.
+
+    Example::
+
+        >>> schema, rows = parse_descriptor(bytes.fromhex("0a00"))
+        >>> schema.fields, rows
+        ([], 0)
+    """
+    message = file_pb2.FileDescriptor()
+    try:
+        message.ParseFromString(bytes(data))
+    except DecodeError as exc:
+        raise CorruptFileError(f"{path}: global buffer 0 is not a Lance FileDescriptor ({exc})") from None
+    if not message.HasField("schema"):
+        raise CorruptFileError(f"{path}: the FileDescriptor in global buffer 0 has no schema")
+    return LanceSchema.from_proto(message.schema, path=path), message.length

@@ -1,0 +1,115 @@
+"""The one version table, used by both the reader and the writer.
+
+Lance v2 file versions and the numbers written in the footer:
+
+============  ======================  ==========================
+version       footer (major, minor)   footers accepted on read
+============  ======================  ==========================
+2.0           (0, 3)                  (0, 3), (2, 0)
+2.1           (2, 1)                  (2, 1)
+2.2           (2, 2)                  (2, 2)
+2.3           (2, 3)                  (2, 3)
+============  ======================  ==========================
+
+Aliases mean what they mean to the reference: ``stable`` is 2.2, ``next`` is 2.3 and
+``legacy`` is the v1 format (0.1/0.2), which lancefile does not handle.
+
+Example::
+
+    >>> resolve_version("stable").name
+    '2.2'
+    >>> version_from_footer(0, 3).name
+    '2.0'
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ..errors import UnsupportedVersionError
+
+__all__ = ["FileVersion", "VersionInfo", "resolve_version", "version_from_footer", "DEFAULT_VERSION"]
+
+
+class FileVersion(enum.Enum):
+    V2_0 = "2.0"
+    V2_1 = "2.1"
+    V2_2 = "2.2"
+    V2_3 = "2.3"
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: FileVersion
+    footer: tuple[int, int]  # what the writer puts in the footer
+    read_footers: tuple[tuple[int, int], ...]
+    readable: bool  # lancefile can read it
+    writable: bool  # lancefile can write it
+
+    @property
+    def name(self) -> str:
+        return self.version.value
+
+
+# The single source of truth. Flip readable/writable as versions are implemented.
+VERSIONS: dict[FileVersion, VersionInfo] = {
+    FileVersion.V2_0: VersionInfo(FileVersion.V2_0, (0, 3), ((0, 3), (2, 0)), True, True),
+    FileVersion.V2_1: VersionInfo(FileVersion.V2_1, (2, 1), ((2, 1),), False, False),
+    FileVersion.V2_2: VersionInfo(FileVersion.V2_2, (2, 2), ((2, 2),), False, False),
+    FileVersion.V2_3: VersionInfo(FileVersion.V2_3, (2, 3), ((2, 3),), False, False),
+}
+
+ALIASES = {"stable": FileVersion.V2_2, "next": FileVersion.V2_3}
+LEGACY_NAMES = {"legacy", "0.1", "0.2", "v1", "1"}
+LEGACY_FOOTERS = {(0, 0), (0, 1), (0, 2)}
+
+# Our writer's default. The reference defaults to "stable" (2.2); lancefile defaults to the
+# newest version it can write until 2.2 is implemented.
+DEFAULT_VERSION = FileVersion.V2_0
+
+
+def resolve_version(name: str | FileVersion | None, *, for_write: bool = True) -> VersionInfo:
+    """Map a user's version name (``"2.0"``, ``"stable"``, ``"0.3"``...) to its table row."""
+    if name is None:
+        return VERSIONS[DEFAULT_VERSION]
+    if isinstance(name, FileVersion):
+        info = VERSIONS[name]
+    else:
+        key = str(name).strip().lower()
+        if key in LEGACY_NAMES:
+            raise UnsupportedVersionError(
+                f"Lance file version {name!r} is the legacy v1 format, which lancefile does not support"
+            )
+        if key in ALIASES:
+            info = VERSIONS[ALIASES[key]]
+        else:
+            key = key[1:] if key.startswith("v") else key
+            match = [v for v in VERSIONS.values() if v.name == key or ".".join(map(str, v.footer)) == key]
+            if not match:
+                known = ", ".join([v.name for v in VERSIONS.values()] + sorted(ALIASES) + ["legacy"])
+                raise UnsupportedVersionError(f"unknown Lance file version {name!r} (known: {known})")
+            info = match[0]
+    able = info.writable if for_write else info.readable
+    if not able:
+        verb = "writing" if for_write else "reading"
+        raise UnsupportedVersionError(
+            f"Lance file version {info.name} is not implemented yet for {verb} in lancefile"
+        )
+    return info
+
+
+def version_from_footer(major: int, minor: int, *, path: str = "<file>") -> VersionInfo:
+    """The version of a file from its footer numbers; unreadable versions raise."""
+    if (major, minor) in LEGACY_FOOTERS:
+        raise UnsupportedVersionError(
+            f"{path}: footer version {major}.{minor} is the legacy v1 Lance format, which lancefile does not read"
+        )
+    for info in VERSIONS.values():
+        if (major, minor) in info.read_footers:
+            if not info.readable:
+                raise UnsupportedVersionError(
+                    f"{path}: Lance file version {info.name} (footer {major}.{minor}) is not implemented yet in lancefile"
+                )
+            return info
+    raise UnsupportedVersionError(f"{path}: unknown Lance storage version {major}.{minor}")

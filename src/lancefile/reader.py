@@ -1,0 +1,346 @@
+"""Reading Lance files: :class:`LanceFileReader`.
+
+The reader opens a file with one read of its tail (footer, offset tables, column metadata
+and schema), then reads only the byte ranges that a request needs: a projection touches
+only its columns, a range only the pages (and parts of pages) holding those rows, a take
+only the bytes of the wanted rows.
+
+Example::
+
+    >>> import pyarrow as pa, lancefile, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "demo.lance")
+    >>> lancefile.write_table(pa.table({"id": [1, 2, 3], "name": ["a", "b", None]}), path)
+    >>> reader = lancefile.LanceFileReader(path, columns=["name"])
+    >>> reader.num_rows()
+    3
+    >>> reader.take_rows([2, 0]).to_table().column("name").to_pylist()
+    [None, 'a']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from . import encodings  # noqa: F401
+from .encodings import v2_0  # noqa: F401  (registers decoders)
+from .encodings.selection import Selection
+from .encodings.v2_0.fields import assign_columns, build_reader
+from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError
+from .format.container import BufferRef, FileLayout, read_layout
+from .format.schema import LanceField, LanceSchema, parse_descriptor
+from .io import ByteSource, open_source
+
+__all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
+
+DEFAULT_BATCH_SIZE = 1024
+# Rows are decoded in chunks of about this many bytes and then cut into batches, so a
+# small batch size does not multiply the per-page work.
+READ_CHUNK_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class PageMetadata:
+    length: int
+    buffers: tuple[BufferRef, ...]
+    encoding: str  # a readable summary of the page's encoding tree
+    priority: int
+
+
+@dataclass(frozen=True)
+class ColumnMetadata:
+    index: int
+    pages: tuple[PageMetadata, ...]
+    column_buffers: tuple[BufferRef, ...]
+
+    @property
+    def num_bytes(self) -> int:
+        return sum(b.size for p in self.pages for b in p.buffers) + sum(b.size for b in self.column_buffers)
+
+
+@dataclass(frozen=True)
+class FileMetadata:
+    """What :meth:`LanceFileReader.metadata` returns (mirrors ``lance.file.LanceFileMetadata``)."""
+
+    schema: pa.Schema
+    num_rows: int
+    major_version: int
+    minor_version: int
+    version: str
+    file_size: int
+    num_data_bytes: int
+    num_column_metadata_bytes: int
+    num_global_buffer_bytes: int
+    global_buffers: tuple[BufferRef, ...]
+    columns: tuple[ColumnMetadata, ...] = field(repr=False)
+
+
+class ReaderResults:
+    """The result of a read: iterate it for record batches, or collect it.
+
+    Nothing is read until it is iterated or collected.
+    """
+
+    def __init__(self, make_batches, schema: pa.Schema) -> None:
+        self._make = make_batches
+        self.schema = schema
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return iter(self._make())
+
+    def to_batches(self) -> list[pa.RecordBatch]:
+        return list(self._make())
+
+    def to_table(self) -> pa.Table:
+        return pa.Table.from_batches(self.to_batches(), schema=self.schema)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.schema, iter(self))
+
+
+def _summarise(msg) -> str:
+    """``Nullable(NoNull(Flat(64)))``-style summary of a protobuf encoding tree."""
+    from google.protobuf.message import Message
+
+    oneofs = [o.name for o in msg.DESCRIPTOR.oneofs]
+    for o in oneofs:
+        which = msg.WhichOneof(o)
+        if which:
+            return f"{which}({_summarise(getattr(msg, which))})"
+    parts = []
+    for fd, val in msg.ListFields():
+        if isinstance(val, Message):
+            parts.append(f"{fd.name}={_summarise(val)}")
+        elif fd.label == fd.LABEL_REPEATED and len(val) and isinstance(val[0], Message):
+            parts.append(f"{fd.name}=[{', '.join(_summarise(v) for v in val)}]")
+        elif isinstance(val, bytes):
+            parts.append(f"{fd.name}=<{len(val)} bytes>")
+        else:
+            parts.append(f"{fd.name}={val}")
+    return ", ".join(parts)
+
+
+class LanceFileReader:
+    """Reads a Lance file (version 2.0), mirroring ``lance.file.LanceFileReader``.
+
+    Parameters
+    ----------
+    path:
+        A file path, bytes, or a :class:`lancefile.io.ByteSource`.
+    columns:
+        Optional projection: top-level names or dotted nested names (``"st.a"``).
+    """
+
+    def __init__(self, path, columns: Sequence[str] | None = None) -> None:
+        self._source: ByteSource = open_source(path)
+        self.path = self._source.name
+        self._layout: FileLayout = read_layout(self._source)
+        gb0 = self._layout.global_buffers[0]
+        self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
+        self._columns = assign_columns(self._lance_schema)
+        if len(self._columns) > self._layout.num_columns:
+            raise CorruptFileError(
+                f"{self.path}: the schema needs {len(self._columns)} columns but the file has {self._layout.num_columns}"
+            )
+        self._projection = self._resolve_projection(columns)
+        self._full_schema = self._lance_schema.to_arrow()
+        self.schema: pa.Schema = self._projected_schema()
+
+    # -- projection -------------------------------------------------------------------
+    def _resolve_projection(self, columns):
+        """[(top-level field, keep-tree or None)] in the requested order."""
+        if columns is None:
+            return [(f, None) for f in self._lance_schema.fields]
+        if isinstance(columns, str):
+            columns = [columns]
+        order: list[LanceField] = []
+        keeps: dict[int, dict | None] = {}
+        for name in columns:
+            path = _field_path(self._lance_schema, name)  # fields from the top down
+            top = path[0]
+            if top.id not in keeps:
+                order.append(top)
+                keeps[top.id] = {}
+            node = keeps[top.id]
+            if node is None:
+                continue  # already whole
+            if len(path) == 1:
+                keeps[top.id] = None
+                continue
+            for f in path[1:-1]:
+                if not pa.types.is_struct(f.arrow_type):
+                    raise ColumnNotFoundError(f"cannot project into {name!r}: only struct fields can be split")
+                node = node.setdefault(f.id, {})
+                if node is None:
+                    break
+            else:
+                node[path[-1].id] = None
+        return [(f, keeps[f.id]) for f in order]
+
+    def _projected_schema(self) -> pa.Schema:
+        fields = []
+        for f, keep in self._projection:
+            fields.append(f.to_arrow() if keep is None else _pruned_field(f, keep))
+        return pa.schema(fields, metadata=self._full_schema.metadata)
+
+    def _readers(self, cache: dict):
+        return [build_reader(self._layout, f, self._columns, cache, keep) for f, keep in self._projection]
+
+    # -- public API -------------------------------------------------------------------
+    def num_rows(self) -> int:
+        return self._num_rows
+
+    @property
+    def version(self) -> str:
+        return self._layout.version.name
+
+    def read_global_buffer(self, index: int) -> bytes:
+        gbs = self._layout.global_buffers
+        if not 0 <= index < len(gbs):
+            raise InvalidInputError(f"{self.path}: no global buffer {index} (the file has {len(gbs)})")
+        return bytes(self._layout.read_buffer(gbs[index]))
+
+    def metadata(self) -> FileMetadata:
+        from ._proto import encodings_v2_0_pb2 as pb
+        from .format.container import ARRAY_ENCODING_URL, unpack_any
+
+        cols = []
+        data_bytes = 0
+        for i in range(self._layout.num_columns):
+            info = self._layout.column(i)
+            pages = []
+            for j, p in enumerate(info.pages):
+                try:
+                    enc = _summarise(unpack_any(p.encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where=f"column {i} page {j}"))
+                except Exception as exc:  # metadata must still be inspectable
+                    enc = f"<undecodable: {exc}>"
+                pages.append(PageMetadata(p.length, p.buffers, enc, p.priority))
+                data_bytes += sum(b.size for b in p.buffers)
+            cols.append(ColumnMetadata(i, tuple(pages), info.buffers))
+        f = self._layout.footer
+        gbs = self._layout.global_buffers
+        return FileMetadata(
+            schema=self._full_schema,
+            num_rows=self._num_rows,
+            major_version=f.major,
+            minor_version=f.minor,
+            version=self.version,
+            file_size=self._layout.file_size,
+            num_data_bytes=data_bytes,
+            num_column_metadata_bytes=f.gbo_table_start - f.column_meta_start,
+            num_global_buffer_bytes=sum(b.size for b in gbs),
+            global_buffers=gbs,
+            columns=tuple(cols),
+        )
+
+    def _chunk_rows(self, batch_size: int) -> int:
+        rows = max(self._num_rows, 1)
+        per_row = max(1, (self._layout.file_size // rows))
+        chunk = max(batch_size, READ_CHUNK_BYTES // per_row)
+        return max(batch_size, (chunk // batch_size) * batch_size)
+
+    def _read_selection(self, sel: Selection, readers) -> pa.RecordBatch:
+        if not readers:  # an empty projection still has a row count
+            empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
+            return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
+        return pa.RecordBatch.from_arrays([r.read(sel) for r in readers], schema=self.schema)
+
+    def _range_batches(self, start: int, stop: int, batch_size: int):
+        cache: dict = {}
+        readers = self._readers(cache)
+        chunk = self._chunk_rows(batch_size)
+        pos = start
+        while pos < stop:
+            end = min(stop, pos + chunk)
+            batch = self._read_selection(Selection.of_range(pos, end), readers)
+            for off in range(0, len(batch), batch_size):
+                yield batch.slice(off, batch_size)
+            cache.clear()
+            pos = end
+
+    def _check_batch_size(self, batch_size: int) -> int:
+        if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
+            raise InvalidInputError(f"batch_size must be a positive integer, not {batch_size!r}")
+        return int(batch_size)
+
+    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
+        """Read every row (of the projected columns)."""
+        bs = self._check_batch_size(batch_size)
+        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema)
+
+    def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
+        """Read rows ``[start, start + num_rows)``."""
+        bs = self._check_batch_size(batch_size)
+        start, num_rows = int(start), int(num_rows)
+        if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
+            raise InvalidInputError(
+                f"{self.path}: range [{start}, {start + num_rows}) is outside the file's {self._num_rows} rows"
+            )
+        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema)
+
+    def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
+        """Read the rows at ``indices`` (any order, duplicates allowed), in that order."""
+        bs = self._check_batch_size(batch_size)
+        idx = np.asarray(indices if not isinstance(indices, (pa.Array, pa.ChunkedArray)) else indices.to_numpy())
+        if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
+            raise InvalidInputError("take_rows indices must be a one-dimensional sequence of integers")
+        idx = idx.astype(np.int64, copy=False)
+        bad = (idx < 0) | (idx >= self._num_rows)
+        if bad.any():
+            first = int(idx[np.argmax(bad)])
+            raise InvalidInputError(
+                f"{self.path}: row index {first} is out of range for a file of {self._num_rows} rows"
+            )
+
+        def batches():
+            for off in range(0, len(idx), bs):
+                part = idx[off : off + bs]
+                uniq, inverse = np.unique(part, return_inverse=True)
+                batch = self._read_selection(Selection.of_indices(uniq), self._readers({}))
+                if len(uniq) != len(part) or np.any(np.diff(part) < 0):
+                    batch = batch.take(pa.array(inverse))
+                yield batch
+
+        return ReaderResults(batches, self.schema)
+
+    def close(self) -> None:
+        self._source.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LanceFileReader({self.path!r}, version={self.version}, rows={self._num_rows}, columns={self.schema.names})"
+
+
+def _field_path(schema: LanceSchema, name: str) -> list[LanceField]:
+    """The chain of fields named by ``"a"`` or ``"a.b.c"``."""
+    if not isinstance(name, str):
+        raise InvalidInputError(f"column names must be strings, not {type(name).__name__}")
+    parts = name.split(".")
+    level = schema.fields
+    chain: list[LanceField] = []
+    for i, part in enumerate(parts):
+        match = [f for f in level if f.name == part]
+        if not match:
+            where = ".".join(parts[:i]) or "the file"
+            names = ", ".join(repr(f.name) for f in level)
+            raise ColumnNotFoundError(f"no column {name!r}: {where} has no field {part!r} (fields: {names})")
+        chain.append(match[0])
+        level = match[0].children
+    return chain
+
+
+def _pruned_field(f: LanceField, keep: dict) -> pa.Field:
+    kids = []
+    for c in f.children:
+        if c.id in keep:
+            kids.append(c.to_arrow() if keep[c.id] is None else _pruned_field(c, keep[c.id]))
+    base = f.to_arrow()
+    return pa.field(f.name, pa.struct(kids), nullable=base.nullable, metadata=base.metadata)
