@@ -105,6 +105,9 @@ def _summarise(msg) -> str:
     """``Nullable(NoNull(Flat(64)))``-style summary of a protobuf encoding tree."""
     from google.protobuf.message import Message
 
+    if msg.DESCRIPTOR.name == "Buffer":  # 2.0 buffer reference: #index (page buffers) or kind#index
+        kinds = {0: "", 1: "column", 2: "file"}
+        return f"{kinds.get(msg.buffer_type, '?')}#{msg.buffer_index}"
     oneofs = [o.name for o in msg.DESCRIPTOR.oneofs]
     for o in oneofs:
         which = msg.WhichOneof(o)
@@ -114,8 +117,9 @@ def _summarise(msg) -> str:
     for fd, val in msg.ListFields():
         if isinstance(val, Message):
             parts.append(f"{fd.name}={_summarise(val)}")
-        elif fd.label == fd.LABEL_REPEATED and len(val) and isinstance(val[0], Message):
-            parts.append(f"{fd.name}=[{', '.join(_summarise(v) for v in val)}]")
+        elif not isinstance(val, (str, bytes)) and hasattr(val, "__len__"):  # repeated
+            items = [(_summarise(v) if isinstance(v, Message) else str(v)) for v in val]
+            parts.append(f"{fd.name}=[{', '.join(items)}]")
         elif isinstance(val, bytes):
             parts.append(f"{fd.name}=<{len(val)} bytes>")
         else:
