@@ -23,8 +23,8 @@ from .errors import CorruptFileError, LanceIOError
 
 __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "CountingSource", "open_source"]
 
-# Ranges closer than this are fetched in one request (seeks cost more than a few KB).
-COALESCE_GAP = 16 * 1024
+# Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
+COALESCE_GAP = 4 * 1024
 
 
 class ByteSource(Protocol):

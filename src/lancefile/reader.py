@@ -29,7 +29,7 @@ from . import encodings  # noqa: F401
 from .encodings import v2_0  # noqa: F401  (registers decoders)
 from .encodings.selection import Selection
 from .encodings.v2_0.fields import assign_columns, build_reader
-from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError
+from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
@@ -250,7 +250,15 @@ class LanceFileReader:
         if not readers:  # an empty projection still has a row count
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
             return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
-        return pa.RecordBatch.from_arrays([r.read(sel) for r in readers], schema=self.schema)
+        try:
+            arrays = [r.read(sel) for r in readers]
+        except LanceError:
+            raise
+        except (pa.ArrowException, ValueError, IndexError, OverflowError, MemoryError) as exc:
+            # Defence in depth: checks above should catch bad bytes first, but a decoder
+            # tripping over corrupt data must still surface as a Lance error.
+            raise CorruptFileError(f"{self.path}: cannot decode rows [{sel.start}, {sel.stop}): {exc}") from exc
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def _range_batches(self, start: int, stop: int, batch_size: int):
         cache: dict = {}

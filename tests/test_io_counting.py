@@ -1,0 +1,78 @@
+"""Projection, ranges and takes read only the byte ranges they need (counted at the I/O layer)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.io import CountingSource, InMemorySource
+
+ROWS = 200_000
+
+
+@pytest.fixture(scope="module")
+def wide_file(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    t = pa.table({
+        "a": rng.integers(0, 10**9, ROWS),
+        "b": rng.random(ROWS),
+        "s": pa.array([f"row-{i:08d}" for i in range(ROWS)]),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(ROWS * 16, dtype=np.float32)), 16),
+    })
+    path = tmp_path_factory.mktemp("io") / "wide.lance"
+    lancefile.write_table(t, path, max_page_bytes=1 << 20)
+    return t, path.read_bytes()
+
+
+def _open(data, columns=None):
+    src = CountingSource(InMemorySource(data))
+    reader = lancefile.LanceFileReader(src, columns=columns)
+    src.reset()
+    return src, reader
+
+
+def test_projection_reads_only_its_column(wide_file):
+    t, data = wide_file
+    src, reader = _open(data, ["b"])
+    got = reader.read_all().to_table()
+    assert got.column("b").equals(t.column("b"))
+    col_bytes = ROWS * 8
+    assert col_bytes <= src.bytes_read <= col_bytes * 1.01 + 4096, src.bytes_read
+    assert src.bytes_read < len(data) / 5
+
+
+def test_take_reads_a_few_kilobytes(wide_file):
+    t, data = wide_file
+    src, reader = _open(data)
+    idx = np.sort(np.random.default_rng(1).choice(ROWS, 100, replace=False))
+    got = reader.take_rows(idx).to_table()
+    assert got.equals(t.take(idx))
+    # Each wanted value costs at most one coalescing gap (4 KiB) of neighbours per buffer.
+    from lancefile.io import COALESCE_GAP
+
+    buffers_touched = 1 + 1 + 3 + 1  # a, b, s (offsets, prior offsets, bytes), v
+    assert src.bytes_read <= 100 * buffers_touched * (COALESCE_GAP + 64), src.bytes_read
+    assert src.bytes_read < len(data) / 100
+
+
+def test_range_reads_only_its_pages(wide_file):
+    t, data = wide_file
+    src, reader = _open(data, ["a"])
+    got = reader.read_range(100_000, 1000).to_table()
+    assert got.column("a").equals(t.column("a").slice(100_000, 1000))
+    assert src.bytes_read <= 1000 * 8 + 64, src.bytes_read
+
+
+def test_wide_table_projection_touches_one_column(tmp_path):
+    n_cols = 1000
+    t = pa.table({f"c{i}": pa.array(np.arange(100, dtype=np.int32) + i) for i in range(n_cols)})
+    path = tmp_path / "w.lance"
+    lancefile.write_table(t, path)
+    data = path.read_bytes()
+    src, reader = _open(data, ["c777"])
+    got = reader.read_all().to_table()
+    assert got.column("c777").to_pylist() == list(range(777, 877))
+    assert src.bytes_read == 400  # just the one page buffer; metadata came with the tail read
+    assert len(reader._layout._columns) == 1  # only that column's metadata was parsed
