@@ -152,7 +152,7 @@ class LanceFileWriter:
             raise UnsupportedTypeError(f"writing version {self.version.name} is not implemented")
         self.options = WriterOptions(
             version=self.version.name,
-            max_page_bytes=max_page_bytes or DEFAULT_MAX_PAGE_BYTES,
+            max_page_bytes=DEFAULT_MAX_PAGE_BYTES if max_page_bytes is None else max_page_bytes,
             data_cache_bytes=DEFAULT_DATA_CACHE_BYTES if data_cache_bytes is None else data_cache_bytes,
             alignment=alignment,
         )

@@ -1,0 +1,149 @@
+"""The writer's lifecycle and options: nothing at the destination unless close() succeeds."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.format.container import read_layout
+from lancefile.io import LocalFileSource
+
+
+def _table(n=10):
+    return pa.table({"x": pa.array(np.arange(n, dtype=np.int64)), "s": pa.array([str(i) for i in range(n)])})
+
+
+def _only(tmp_path):
+    return sorted(os.listdir(tmp_path))
+
+
+def test_exception_inside_with_leaves_nothing(tmp_path):
+    path = tmp_path / "f.lance"
+    with pytest.raises(RuntimeError):
+        with lancefile.LanceFileWriter(path, _table().schema) as w:
+            w.write_batch(_table())
+            raise RuntimeError("boom")
+    assert _only(tmp_path) == []
+
+
+def test_schema_mismatch_is_clear_and_leaves_nothing(tmp_path):
+    path = tmp_path / "f.lance"
+    bad = pa.table({"x": pa.array([1.5]), "s": pa.array(["a"])})
+    with pytest.raises(lancefile.SchemaMismatchError, match="'x' is double in the batch but int64"):
+        with lancefile.LanceFileWriter(path, _table().schema) as w:
+            w.write_batch(bad)
+    assert _only(tmp_path) == []
+    with pytest.raises(lancefile.SchemaMismatchError, match="columns"):
+        with lancefile.LanceFileWriter(path, _table().schema) as w:
+            w.write_batch(pa.table({"y": [1]}))
+    assert _only(tmp_path) == []
+
+
+def test_nulls_in_non_nullable_field(tmp_path):
+    schema = pa.schema([pa.field("x", pa.int32(), nullable=False)])
+    with pytest.raises(lancefile.InvalidInputError, match="non-null"):
+        with lancefile.LanceFileWriter(tmp_path / "f.lance", schema) as w:
+            w.write_batch(pa.RecordBatch.from_arrays([pa.array([1, None], pa.int32())], schema=schema))
+    assert _only(tmp_path) == []
+
+
+def test_struct_nulls_refused_in_2_0(tmp_path):
+    st = pa.array([{"a": 1}, None])
+    with pytest.raises(lancefile.UnsupportedTypeError, match="struct validity"):
+        lancefile.write_table(pa.table({"st": st}), tmp_path / "f.lance")
+    assert _only(tmp_path) == []
+
+
+@pytest.mark.parametrize("dtype", [pa.map_(pa.string(), pa.int32()), pa.dense_union([pa.field("a", pa.int32())]),
+                                   pa.month_day_nano_interval()])
+def test_unsupported_types_name_the_field(tmp_path, dtype):
+    with pytest.raises(lancefile.UnsupportedTypeError, match="bad"):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([pa.field("bad", dtype)]))
+    assert _only(tmp_path) == []
+
+
+def test_nothing_visible_before_close(tmp_path):
+    path = tmp_path / "f.lance"
+    w = lancefile.LanceFileWriter(path, _table().schema)
+    w.write_batch(_table())
+    assert not path.exists()
+    assert w.close() == 10
+    assert path.exists() and _only(tmp_path) == ["f.lance"]
+    assert w.close() == 10  # idempotent
+    with pytest.raises(lancefile.InvalidInputError, match="closed"):
+        w.write_batch(_table())
+
+
+def test_abandoned_writer_cleans_up(tmp_path):
+    w = lancefile.LanceFileWriter(tmp_path / "f.lance", _table().schema)
+    w.write_batch(_table())
+    del w
+    import gc
+
+    gc.collect()
+    assert _only(tmp_path) == []
+
+
+def test_no_schema_no_data(tmp_path):
+    w = lancefile.LanceFileWriter(tmp_path / "f.lance")
+    with pytest.raises(lancefile.InvalidInputError, match="no schema"):
+        w.close()
+    assert _only(tmp_path) == []
+
+
+def test_schema_from_first_batch_and_global_buffers(tmp_path):
+    path = tmp_path / "f.lance"
+    w = lancefile.LanceFileWriter(path)
+    assert w.add_global_buffer(b"early") == 1  # before the schema is known
+    w.write_batch(_table())
+    assert w.add_global_buffer(b"late") == 2
+    w.add_schema_metadata("k", "v")
+    w.close()
+    r = lancefile.LanceFileReader(path)
+    assert r.read_global_buffer(1) == b"early" and r.read_global_buffer(2) == b"late"
+    assert r.schema.metadata[b"k"] == b"v"
+    with pytest.raises(lancefile.InvalidInputError, match="global buffer 3"):
+        r.read_global_buffer(3)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2", "stable", "legacy", "9.9"])
+def test_unwritable_versions(tmp_path, version):
+    with pytest.raises(lancefile.UnsupportedVersionError):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", _table().schema, version=version)
+    assert _only(tmp_path) == []
+
+
+def test_direct_io_alignment(tmp_path):
+    path = tmp_path / "f.lance"
+    lancefile.write_table(_table(5000), path, alignment=4096, max_page_bytes=16 * 1024)
+    layout = read_layout(LocalFileSource(path))
+    offsets = [b.position for c in range(layout.num_columns) for p in layout.column(c).pages for b in p.buffers]
+    assert len(offsets) > 4 and all(o % 4096 == 0 for o in offsets)
+    assert layout.global_buffers[0].position % 4096 == 0
+    lance_file = pytest.importorskip("lance.file")
+    assert lance_file.LanceFileReader(str(path)).read_all().to_table().equals(_table(5000))
+
+
+@pytest.mark.parametrize("opts", [{"max_page_bytes": 0}, {"alignment": 3}, {"data_cache_bytes": -1}])
+def test_bad_options(tmp_path, opts):
+    with pytest.raises(lancefile.InvalidInputError):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", _table().schema, **opts)
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(lancefile.LanceIOError, match="does not exist"):
+        lancefile.LanceFileWriter(tmp_path / "nope" / "f.lance", _table().schema)
+
+
+def test_write_table_from_reader_and_metadata(tmp_path):
+    path = tmp_path / "f.lance"
+    t = _table(100)
+    lancefile.write_table(pa.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=7)), path,
+                          schema_metadata={"origin": "test"})
+    r = lancefile.LanceFileReader(path)
+    assert r.read_all().to_table().equals(t)
+    assert r.schema.metadata[b"origin"] == b"test"
