@@ -152,6 +152,8 @@ class LanceFileReader:
         self._projection = self._resolve_projection(columns)
         self._full_schema = self._lance_schema.to_arrow()
         self.schema: pa.Schema = self._projected_schema()
+        if self.schema.equals(self._storage_schema, check_metadata=True):
+            self._storage_schema = self.schema
 
     # -- projection -------------------------------------------------------------------
     def _resolve_projection(self, columns):
@@ -185,10 +187,18 @@ class LanceFileReader:
         return [(f, keeps[f.id]) for f in order]
 
     def _projected_schema(self) -> pa.Schema:
-        fields = []
+        """The user-facing schema (extension types restored); sets the storage schema too."""
+        storage, user = [], []
         for f, keep in self._projection:
-            fields.append(f.to_arrow() if keep is None else _pruned_field(f, keep))
-        return pa.schema(fields, metadata=self._full_schema.metadata)
+            if keep is None:
+                storage.append(f.to_arrow())
+                user.append(self._full_schema.field(self._full_schema.get_field_index(f.name)))
+            else:
+                storage.append(_pruned_field(f, keep))
+                user.append(storage[-1])
+        md = self._full_schema.metadata
+        self._storage_schema = pa.schema(storage, metadata=md)
+        return pa.schema(user, metadata=md)
 
     def _readers(self, cache: dict):
         return [build_reader(self._layout, f, self._columns, cache, keep) for f, keep in self._projection]
@@ -258,7 +268,8 @@ class LanceFileReader:
             # Defence in depth: checks above should catch bad bytes first, but a decoder
             # tripping over corrupt data must still surface as a Lance error.
             raise CorruptFileError(f"{self.path}: cannot decode rows [{sel.start}, {sel.stop}): {exc}") from exc
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self._storage_schema)
+        return batch if self._storage_schema is self.schema else batch.cast(self.schema)
 
     def _range_batches(self, start: int, stop: int, batch_size: int):
         cache: dict = {}

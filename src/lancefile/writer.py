@@ -179,6 +179,8 @@ class LanceFileWriter:
         self._encoders = [build_encoder(f, self._columns, self.options.max_page_bytes) for f in lance_schema.fields]
         self._schema = schema
         self._lance_schema = lance_schema
+        storage = pa.schema([f.to_arrow() for f in lance_schema.fields])
+        self._storage_schema = None if storage.equals(schema, check_metadata=False) else storage
         self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns))
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
@@ -209,6 +211,8 @@ class LanceFileWriter:
         if self._schema is None:
             self._start(batch.schema)
         self._validate(batch)
+        if self._storage_schema is not None:  # extension types are written as their storage
+            batch = batch.cast(self._storage_schema)
         try:
             for i, col in enumerate(batch.columns):
                 self._pending[i].append(col)

@@ -32,6 +32,7 @@ CASES = {
     "bool-nulls": pa.array(rng.random(N) > 0.5, mask=~_valid),
     "all-null-int": pa.nulls(N, pa.int32()),
     "null-type": pa.nulls(N),
+    "all-null-string": pa.nulls(N, pa.string()),
     "date32": pa.array(rng.integers(0, 20000, N, dtype=np.int32), pa.date32()),
     "timestamp-tz": pa.array(rng.integers(0, 10**15, N), pa.timestamp("us", tz="UTC")),
     "decimal128": pa.array([None if i % 7 == 0 else i * 10 for i in range(N)], pa.decimal128(10, 2)),
@@ -49,7 +50,17 @@ CASES = {
     "list-struct": pa.array([[{"x": i, "y": 1.5}] * (i % 3) for i in range(N)]),
     "dict-int32-string": pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, 3, N, dtype=np.int32)),
                                                         pa.array(["red", "green", "blue"])),
+    "dict-null-keys": pa.DictionaryArray.from_arrays(
+        pa.array([None if i % 4 == 0 else i % 3 for i in range(N)], pa.int8()), pa.array(["x", "yy", "zzz"])),
+    "fsl-of-null": pa.FixedSizeListArray.from_arrays(pa.nulls(N * 3), 3),
+    "fsl-of-fsl": pa.FixedSizeListArray.from_arrays(
+        pa.FixedSizeListArray.from_arrays(pa.array(np.arange(N * 4, dtype=np.int8)), 2), 2),
+    "packed-struct": pa.StructArray.from_arrays([pa.array(np.arange(N, dtype=np.int32)), pa.array(rng.random(N))],
+                                                ["a", "b"]),
+    "zstd-string": pa.array([f"compressible value {i % 50}" for i in range(N)], pa.large_string()),
 }
+
+FIELD_METADATA = {"packed-struct": {"packed": "true"}, "zstd-string": {"lance-encoding:compression": "zstd"}}
 
 
 def _pages(path):
@@ -69,6 +80,8 @@ def _pages(path):
 def test_pages_equal_reference(tmp_path, name):
     arr = CASES[name]
     table = pa.table({"c": arr})
+    if name in FIELD_METADATA:
+        table = table.cast(pa.schema([pa.field("c", arr.type, metadata=FIELD_METADATA[name])]))
     ours, theirs = tmp_path / "ours.lance", tmp_path / "theirs.lance"
     lancefile.write_table(table, ours)
     with lance_file.LanceFileWriter(str(theirs), table.schema, version="2.0") as w:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = [
     "fixed_width_bits",
@@ -95,8 +96,30 @@ def concat_arrays(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:
     if len(parts) == 1:
         return parts[0]
     if pa.types.is_dictionary(dtype):
-        return pa.chunked_array(parts, type=dtype).unify_dictionaries().combine_chunks()
+        return _concat_dictionaries(parts, dtype)
     return pa.concat_arrays(parts)
+
+
+def _concat_dictionaries(parts: list[pa.DictionaryArray], dtype: pa.DictionaryType) -> pa.Array:
+    """Concatenate dictionary arrays page by page, unifying their dictionaries.
+
+    Arrow's own unification refuses dictionaries that hold nulls, which 2.0 files have
+    (the reference stores null keys as a null item), so map every page's items onto the
+    distinct values of all pages (a null item is a value here) and remap the indices.
+    """
+    if all(p.dictionary.equals(parts[0].dictionary) for p in parts[1:]):
+        return pa.DictionaryArray.from_arrays(pa.concat_arrays([p.indices for p in parts]), parts[0].dictionary)
+    merged = pc.dictionary_encode(pa.concat_arrays([p.dictionary for p in parts]), null_encoding="encode")
+    mapping = merged.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    shift = np.cumsum([0] + [len(p.dictionary) for p in parts[:-1]])
+    remapped = []
+    for p, sh in zip(parts, shift):
+        idx = p.indices
+        raw = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        mask = None if idx.null_count == 0 else ~idx.is_valid().to_numpy(zero_copy_only=False)
+        remapped.append(pa.array(mapping[raw + sh], type=pa.int64(), mask=mask))
+    indices = pa.concat_arrays(remapped).cast(dtype.index_type)
+    return pa.DictionaryArray.from_arrays(indices, merged.dictionary)
 
 
 def fixed_bytes(arr: pa.Array) -> np.ndarray:

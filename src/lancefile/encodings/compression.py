@@ -59,6 +59,7 @@ _ZSTD_SLACK = 1 << 17
 _LZ4_MAX_RATIO = 255
 _LZ4_SLACK = 64
 _READ_STEP = 1 << 24
+_FEED_STEP = 1 << 12  # compressed bytes per step for frames of unknown size
 
 
 def normalize_scheme(scheme) -> str:
@@ -143,6 +144,29 @@ def _read_at_most(reader, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _zstd_bare_frames(dctx, payload, limit: int) -> bytes:
+    # Frames of unknown size: feed the input in small steps so that the output can be
+    # checked against ``limit`` as it grows, and insist that every frame is complete.
+    view = memoryview(payload)
+    parts, total, pos = [], 0, 0
+    while pos < len(view):
+        dobj = dctx.decompressobj()
+        while not dobj.eof:
+            if pos >= len(view):
+                raise CorruptFileError(f"bare zstd frame of {len(view)} bytes is truncated")
+            piece = view[pos : pos + _FEED_STEP]
+            pos += len(piece)
+            out = dobj.decompress(piece)
+            total += len(out)
+            if total > limit:
+                raise CorruptFileError(
+                    f"bare zstd frame of {len(view)} bytes decompresses past the limit of {limit} bytes"
+                )
+            parts.append(out)
+        pos -= len(dobj.unused_data)
+    return b"".join(parts)
+
+
 def _zstd_decompress(raw, cap: int) -> bytes:
     import zstandard
 
@@ -150,17 +174,11 @@ def _zstd_decompress(raw, cap: int) -> bytes:
     payload = raw if bare else raw[8:]
     limit = min(cap, _ZSTD_MAX_RATIO * len(payload) + _ZSTD_SLACK)
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True)
-        with reader:
-            if bare:
-                out = _read_at_most(reader, limit + 1)
-                if len(out) > limit:
-                    raise CorruptFileError(
-                        f"bare zstd frame of {len(payload)} bytes decompresses past the limit of {limit} bytes"
-                    )
-                return out
-            (announced,) = struct.unpack_from("<Q", raw)
-            _check_size(announced, len(payload), _ZSTD_MAX_RATIO, _ZSTD_SLACK, cap, "zstd")
+        if bare:
+            return _zstd_bare_frames(zstandard.ZstdDecompressor(), payload, limit)
+        (announced,) = struct.unpack_from("<Q", raw)
+        _check_size(announced, len(payload), _ZSTD_MAX_RATIO, _ZSTD_SLACK, cap, "zstd")
+        with zstandard.ZstdDecompressor().stream_reader(payload, read_across_frames=True) as reader:
             out = _read_at_most(reader, announced + 1)  # one byte more to notice overlong data
     except zstandard.ZstdError as exc:
         raise CorruptFileError(f"zstd buffer of {len(raw)} bytes does not decompress: {exc}") from None

@@ -53,11 +53,14 @@ __all__ = [
     "FL_ORDER",
     "FSST_SYMBOL_TABLE_SIZE",
     "FSST_ESCAPE",
+    "FSST_MIN_INPUT_BYTES",
+    "RLE_MAX_RUN",
     "fastlanes_words_per_chunk",
     "fastlanes_pack",
     "fastlanes_unpack",
     "inline_bitpacking_encode",
     "inline_bitpacking_decode",
+    "inline_bitpacking_decode_chunks",
     "out_of_line_bitpacking_encode",
     "out_of_line_bitpacking_decode",
     "bitpacked_sequential_encode",
@@ -68,6 +71,7 @@ __all__ = [
     "fsst_build_symbol_table",
     "fsst_decompress",
     "fsst_compress",
+    "fsst_make_symbol_table",
     "rle_encode",
     "rle_expand",
     "rle_block_decode",
@@ -87,7 +91,7 @@ _FL_ORDER = np.array(FL_ORDER, dtype=np.int64)
 FSST_SYMBOL_TABLE_SIZE = 8 + 256 * 8 + 256
 FSST_ESCAPE = 255
 _FSST_MAGIC = 0x46535354  # "FSST", the high 32 bits of the table header
-FSST_MIN_INPUT_BYTES = 32 * 1024  # below this the reference stores the strings raw
+FSST_MIN_INPUT_BYTES = 32 * 1024  # the reference stores smaller inputs raw (switch off)
 
 _UINT = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
 _U64_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
@@ -104,7 +108,7 @@ class _Kernel:
     """A loop compiled with ``numba.njit(cache=True)`` on its first call.
 
     numba is imported only then, so ``import lancefile`` stays cheap.  Without numba the
-    plain function runs (correct, slow) and a warning says so once.
+    plain function runs (correct, slow) and a warning says so.
     """
 
     def __init__(self, fn):
@@ -166,7 +170,7 @@ def _byte_view(buf) -> np.ndarray:
 
 def _words(buf, dtype: np.dtype, what: str) -> np.ndarray:
     """``buf`` as an aligned 1-D array of little-endian words of ``dtype``."""
-    if isinstance(buf, np.ndarray) and buf.dtype == dtype and buf.ndim == 1 and buf.flags.aligned:
+    if isinstance(buf, np.ndarray) and buf.dtype == dtype and buf.ndim == 1 and buf.flags.c_contiguous and buf.flags.aligned:
         return buf
     raw = _byte_view(buf)
     if raw.size % dtype.itemsize:
@@ -304,23 +308,27 @@ def _k_fl_pack(values, word_starts, widths, T, out):
 
 
 @_Kernel
-def _k_inline_scan(words, num_chunks, T, word_starts, widths):
-    # Walk the [width word][packed words] chunks.  Returns (status, chunk): status 0 ok,
-    # 1 = buffer ends inside chunk, 2 = width word larger than T.
-    pos = 0
+def _k_inline_scan(words, run_starts, run_groups, T, word_starts, widths):
+    # Walk [width word][packed words] groups: run r has run_groups[r] groups back to back
+    # from word run_starts[r].  Returns (status, group): 0 ok, 1 = the buffer ends inside
+    # the group, 2 = its width word is larger than T.
     n = words.shape[0]
-    for c in range(num_chunks):
-        if pos >= n:
-            return 1, c
-        W = np.int64(words[pos])
-        if W > T:
-            return 2, c
-        end = pos + 1 + (1024 * W) // T
-        if end > n:
-            return 1, c
-        widths[c] = W
-        word_starts[c] = pos + 1
-        pos = end
+    g = 0
+    for r in range(run_starts.shape[0]):
+        pos = run_starts[r]
+        for _ in range(run_groups[r]):
+            if pos >= n:
+                return 1, g
+            W = np.int64(words[pos])
+            if W > T:
+                return 2, g
+            end = pos + 1 + (1024 * W) // T
+            if end > n:
+                return 1, g
+            widths[g] = W
+            word_starts[g] = pos + 1
+            pos = end
+            g += 1
     return 0, -1
 
 
@@ -339,9 +347,9 @@ def _pack_chunks(values: np.ndarray, word_starts: np.ndarray, widths: np.ndarray
 
 
 def fastlanes_pack(values: np.ndarray, width: int) -> np.ndarray:
-    """Pack unsigned values (length a multiple of 1024) at ``width`` bits, FastLanes order.
+    """Pack integers (length a multiple of 1024) at ``width`` bits, FastLanes order.
 
-    Returns ``len(values) * width / T`` words of the input's dtype.  Bits above ``width``
+    Returns ``len(values) * width / T`` words of the unsigned type of the input's width.  Bits above ``width``
     are dropped.  ``width`` 0 gives no words; ``width == T`` permutes the values.
     """
     arr = _unsigned_view(values)
@@ -449,6 +457,26 @@ def inline_bitpacking_encode(values) -> bytes:
     return out.tobytes()
 
 
+def _inline_words(buf, dtype):
+    raw = _byte_view(buf)
+    return raw, _words(raw[: raw.size - raw.size % dtype.itemsize], dtype, "InlineBitpacking buffer")
+
+
+def _inline_scan(words, run_starts, run_groups, T: int, what: str):
+    total = int(run_groups.sum())
+    starts = np.empty(total, dtype=np.int64)
+    widths = np.empty(total, dtype=np.int64)
+    if total:
+        status, group = _k_inline_scan(words, run_starts, run_groups, T, starts, widths)
+        if status:
+            run = int(np.searchsorted(np.cumsum(run_groups), group, side="right"))
+            where = f"{what} {run}" + (f", group {group}" if run_groups.size == 1 else "")
+            if status == 1:
+                raise CorruptFileError(f"InlineBitpacking {where}: the buffer ends inside the chunk")
+            raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is above {T}")
+    return starts, widths
+
+
 def inline_bitpacking_decode(buf, bits: int, num_values: int) -> np.ndarray:
     """Decode ``num_values`` InlineBitpacking values of ``bits`` (8/16/32/64) bits.
 
@@ -457,23 +485,40 @@ def inline_bitpacking_decode(buf, bits: int, num_values: int) -> np.ndarray:
     Returns an unsigned array; view it as signed when the column is.
     """
     dtype = _uint_dtype(bits)
-    T = dtype.itemsize * 8
-    raw = _byte_view(buf)
-    usable = raw.size - raw.size % dtype.itemsize
-    words = _words(raw[:usable], dtype, "InlineBitpacking buffer")
-    n_chunks = -(-int(num_values) // FASTLANES_CHUNK)
-    starts = np.empty(n_chunks, dtype=np.int64)
-    widths = np.empty(n_chunks, dtype=np.int64)
-    if n_chunks:
-        status, chunk = _k_inline_scan(words, n_chunks, T, starts, widths)
-        if status == 1:
-            raise CorruptFileError(
-                f"InlineBitpacking buffer of {raw.size} bytes ends inside chunk {chunk} "
-                f"({num_values} values of {T} bits expected)"
-            )
-        if status == 2:
-            raise CorruptFileError(f"InlineBitpacking chunk {chunk} has a bit width above {T}")
-    return _unpack_chunks(words, starts, widths, dtype)[: int(num_values)]
+    _raw, words = _inline_words(buf, dtype)
+    n = int(num_values)
+    groups = np.array([-(-n // FASTLANES_CHUNK)], dtype=np.int64)
+    starts, widths = _inline_scan(words, np.zeros(1, np.int64), groups, dtype.itemsize * 8, "buffer")
+    return _unpack_chunks(words, starts, widths, dtype)[:n]
+
+
+def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values) -> np.ndarray:
+    """Decode the InlineBitpacking value buffers of many mini-block chunks in one call.
+
+    Chunk i's value buffer starts at ``byte_offsets[i]`` of ``buf`` (e.g. a page's chunk
+    data; offsets must be multiples of ``bits/8``, which the 8-byte chunk alignment
+    guarantees) and holds ``num_values[i]`` values.  Returns all values concatenated,
+    the same as calling :func:`inline_bitpacking_decode` per chunk, without the per-call
+    overhead.
+    """
+    dtype = _uint_dtype(bits)
+    raw, words = _inline_words(buf, dtype)
+    offsets = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    counts = np.asarray(num_values, dtype=np.int64).reshape(-1)
+    if offsets.shape != counts.shape or (counts < 0).any():
+        raise InvalidInputError("byte_offsets and num_values must be equally long, with counts >= 0")
+    bad = (offsets % dtype.itemsize != 0) | (offsets < 0) | (offsets > raw.size)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CorruptFileError(f"InlineBitpacking chunk {i} starts at byte {offsets[i]}, not a {bits}-bit word inside the {raw.size}-byte buffer")
+    groups = -(-counts // FASTLANES_CHUNK)
+    starts, widths = _inline_scan(words, offsets // dtype.itemsize, groups, dtype.itemsize * 8, "chunk")
+    values = _unpack_chunks(words, starts, widths, dtype)
+    if np.array_equal(counts, groups * FASTLANES_CHUNK):
+        return values
+    first_value = (np.cumsum(groups) - groups) * FASTLANES_CHUNK  # of each chunk in ``values``
+    out_start = np.cumsum(counts) - counts
+    return values[np.arange(int(counts.sum())) + np.repeat(first_value - out_start, counts)]
 
 
 def inline_bitpacking_decode_py(buf, bits: int, num_values: int) -> np.ndarray:
@@ -596,29 +641,26 @@ def bitpacked_for_non_neg_decode_py(buf, compressed_bits, uncompressed_bits, num
 
 
 @_Kernel
-def _k_seq_unpack(data, width, n, out):
+def _k_seq_unpack(data, width, n, signed, out):
     # ``data`` carries 9 zero bytes of slack past the last value, so loads never run off.
+    # Signed values are sign-extended in 64 bits; the store into ``out`` keeps the low bits.
     mask = _U64_ONES if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    sign = np.uint64(0)
+    if signed and 0 < width < 64:
+        sign = np.uint64(1) << np.uint64(width - 1)
     for i in range(n):
         bit = i * width
         b = bit >> 3
         s = bit & 7
+        nbytes = (s + width + 7) >> 3
         v = np.uint64(0)
-        for j in range(8):
+        for j in range(min(nbytes, 8)):
             v |= np.uint64(data[b + j]) << np.uint64(8 * j)
         v >>= np.uint64(s)
-        if s + width > 64:
+        if nbytes > 8:
             v |= np.uint64(data[b + 8]) << np.uint64(64 - s)
-        out[i] = v & mask
-
-
-def _sign_extend(raw: np.ndarray, width: int, out_dtype: np.dtype) -> np.ndarray:
-    if width == 0:
-        return np.zeros(raw.size, dtype=out_dtype)
-    if width < 64:
-        sign = np.uint64(1) << np.uint64(width - 1)
-        raw = (raw ^ sign) - sign  # wraps modulo 2**64: two's complement sign extension
-    return raw.view(np.int64).astype(out_dtype)
+        v &= mask
+        out[i] = (v ^ sign) - sign
 
 
 def bitpacked_sequential_decode(buf, width: int, num_values: int, signed: bool, out_dtype) -> np.ndarray:
@@ -628,6 +670,8 @@ def bitpacked_sequential_decode(buf, width: int, num_values: int, signed: bool, 
     ``out_dtype``).  ``width`` may not exceed the bits of ``out_dtype``.
     """
     out_dtype = np.dtype(out_dtype)
+    if out_dtype.kind not in "iu":
+        raise InvalidInputError(f"Bitpacked decodes integers, not {out_dtype}")
     bits = out_dtype.itemsize * 8
     width = _check_width(width, min(bits, 64))
     n = int(num_values)
@@ -637,12 +681,10 @@ def bitpacked_sequential_decode(buf, width: int, num_values: int, signed: bool, 
         raise CorruptFileError(f"Bitpacked buffer has {raw.size} bytes; {n} values of {width} bits need {need}")
     padded = np.zeros(need + 9, dtype=np.uint8)
     padded[:need] = raw[:need]
-    vals = np.empty(n, dtype=np.uint64)
+    out = np.empty(n, dtype=_uint_dtype(bits))
     if n:
-        _k_seq_unpack(padded, width, n, vals)
-    if signed:
-        return _sign_extend(vals, width, out_dtype)
-    return vals.astype(out_dtype)
+        _k_seq_unpack(padded, width, n, bool(signed), out)
+    return out.view(out_dtype.newbyteorder("<"))
 
 
 def bitpacked_sequential_decode_py(buf, width, num_values, signed, out_dtype) -> np.ndarray:
@@ -753,10 +795,10 @@ def _k_fsst_fill(codes, offsets, sym_bytes, lens, out):
                 pos += 1
                 p += 2
             else:
-                n = lens[c]
-                for k in range(n):
+                # always copy 8 bytes (``out`` has 8 bytes of slack); only lens[c] count
+                for k in range(8):
                     out[pos + k] = sym_bytes[c, k]
-                pos += n
+                pos += lens[c]
                 p += 1
 
 
@@ -785,9 +827,10 @@ def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.nd
     status, where = _k_fsst_measure(codes, offsets, lens, n, out_offsets)
     if status:
         raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
-    data = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    total = int(out_offsets[-1])
+    data = np.empty(total + 8, dtype=np.uint8)
     _k_fsst_fill(codes, offsets, sym_bytes, lens, data)
-    return data, out_offsets
+    return data[:total], out_offsets
 
 
 def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
@@ -819,14 +862,14 @@ def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np
 # FSST compression ----------------------------------------------------------------------
 #
 # Our own, simpler take on FSST training: a few rounds over a sample of the input, each
-# round compressing the sample greedily with the current table, counting how often every
-# symbol and every pair of consecutive symbols was used, and keeping the 255 candidates
-# (symbols, pairs concatenated up to 8 bytes, single bytes) that save the most bytes.
-# Matching uses a dictionary of byte strings, so it is a Python-speed step over a sample
-# of at most FSST_SAMPLE_BYTES; compressing the whole input is a compiled greedy
-# longest-match over a hash table.
+# round tokenising the sample greedily with the current table and keeping the 255
+# candidates (tokens used, and neighbouring tokens joined up to 8 bytes) that cover the
+# most bytes.  Training runs in Python over at most FSST_SAMPLE_BYTES of sample;
+# compressing the whole input is a compiled greedy longest match.  Only the decoder
+# side is fixed by the format: any table of 1..8-byte symbols decodes.
 
 FSST_SAMPLE_BYTES = 1 << 14
+_FSST_HASH_MUL = 0x9E3779B97F4A7C15
 _FSST_ROUNDS = 5
 
 
@@ -860,7 +903,9 @@ def _greedy_tokens(s: bytes, table: dict[bytes, int], max_len: int) -> list[byte
 def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
     """Train an FSST table (at most 255 symbols of 1..8 bytes) on a sample of the strings.
 
-    Returns ``(symbols uint64, lengths uint8)``.
+    Each round tokenises the sample greedily with the current table, then scores every
+    token used and every concatenation of two neighbouring tokens (cut to 8 bytes) by
+    ``uses * length`` and keeps the best 255.  Returns ``(symbols uint64, lengths uint8)``.
     """
     raw = bytes(_byte_view(data))
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -868,27 +913,17 @@ def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
     table: dict[bytes, int] = {}
     for _ in range(_FSST_ROUNDS):
         max_len = max((len(t) for t in table), default=1)
-        single: dict[bytes, int] = {}
-        pair: dict[bytes, int] = {}
-        for s in sample:
-            prev = None
-            for tok in _greedy_tokens(s, table, max_len):
-                single[tok] = single.get(tok, 0) + 1
-                if prev is not None:
-                    joined = prev + tok
-                    if len(joined) <= 8:
-                        pair[joined] = pair.get(joined, 0) + 1
-                    if len(tok) > 1:  # the first byte of a symbol is a candidate too
-                        pair[prev + tok[:1]] = pair.get(prev + tok[:1], 0) + 0
-                prev = tok
-        # Gain of a candidate: bytes it would save per use (an escaped byte costs 2 codes).
         gains: dict[bytes, int] = {}
-        for tok, cnt in single.items():
-            gains[tok] = gains.get(tok, 0) + cnt * (len(tok) if len(tok) > 1 else 1)
-        for tok, cnt in pair.items():
-            gains[tok] = gains.get(tok, 0) + cnt * len(tok)
+        for s in sample:
+            prev = b""
+            for tok in _greedy_tokens(s, table, max_len):
+                gains[tok] = gains.get(tok, 0) + len(tok)
+                if prev:
+                    joined = (prev + tok)[:8]
+                    gains[joined] = gains.get(joined, 0) + len(joined)
+                prev = tok
         best = sorted(gains.items(), key=lambda kv: (-kv[1], kv[0]))[:255]
-        table = {tok: i for i, (tok, _g) in enumerate(best)}
+        table = {tok: i for i, (tok, _gain) in enumerate(best)}
     symbols = sorted(table, key=lambda t: (-len(t), t))
     lengths = np.array([len(t) for t in symbols], dtype=np.uint8)
     vals = np.array([int.from_bytes(t.ljust(8, b"\0"), "little") for t in symbols], dtype=np.uint64)
@@ -896,53 +931,95 @@ def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
 
 
 @_Kernel
-def _k_fsst_compress(data, offsets, keys, hcodes, hmask, max_len, byte_code, out, out_offsets):
-    # Greedy longest match: for k = max_len..2 probe the hash of the next k bytes (as a
-    # little-endian integer); otherwise the single-byte code, or an escape.
+def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, cand_code,
+                     short_code, byte_code, out, out_offsets):
+    # Greedy longest match.  Symbols of 3+ bytes are found through a hash of their first
+    # three bytes (candidates longest first), 2-byte symbols through a direct table,
+    # single bytes through byte_code; anything else is escaped.
     pos = 0
     out_offsets[0] = 0
     for i in range(offsets.shape[0] - 1):
         p = offsets[i]
         end = offsets[i + 1]
         while p < end:
-            matched = False
-            kmax = min(max_len, end - p)
-            for k in range(kmax, 1, -1):
-                key = np.uint64(0)
-                for j in range(k):
-                    key |= np.uint64(data[p + j]) << np.uint64(8 * j)
-                key |= np.uint64(k) << np.uint64(64 - 4) if k < 8 else np.uint64(0)
-                h = (key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
-                slot = np.int64(h) & hmask
-                while hcodes[slot] >= 0:
-                    if keys[slot] == key and (hcodes[slot] >> 8) == k:
-                        out[pos] = hcodes[slot] & 255
-                        pos += 1
-                        p += k
-                        matched = True
+            left = end - p
+            code = -1
+            step = 1
+            if left >= 3:
+                prefix = np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
+                prefix |= np.uint64(data[p + 2]) << np.uint64(16)
+                slot = np.int64((prefix * np.uint64(_FSST_HASH_MUL)) >> np.uint64(40)) & hmask
+                while hstart[slot] >= 0:
+                    if hkeys[slot] == prefix:
+                        word = prefix
+                        for j in range(3, min(left, 8)):
+                            word |= np.uint64(data[p + j]) << np.uint64(8 * j)
+                        c = hstart[slot]
+                        while cand_len[c] > 0:  # candidates end with a 0 length
+                            n = cand_len[c]
+                            if n <= left:
+                                m = _U64_ONES if n == 8 else (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+                                if word & m == cand_val[c]:
+                                    code = cand_code[c]
+                                    step = n
+                                    break
+                            c += 1
                         break
                     slot = (slot + 1) & hmask
-                if matched:
-                    break
-            if not matched:
-                c = byte_code[data[p]]
-                if c >= 0:
-                    out[pos] = c
-                    pos += 1
-                else:
-                    out[pos] = 255
-                    out[pos + 1] = data[p]
-                    pos += 2
-                p += 1
+            if code < 0 and left >= 2:
+                code = short_code[np.int64(data[p]) | (np.int64(data[p + 1]) << 8)]
+                step = 2
+            if code < 0:
+                code = byte_code[data[p]]
+                step = 1
+            if code >= 0:
+                out[pos] = code
+                pos += 1
+            else:
+                out[pos] = 255
+                out[pos + 1] = data[p]
+                pos += 2
+            p += step
         out_offsets[i + 1] = pos
     return pos
 
 
-def _fsst_key(tok: bytes) -> int:
-    key = int.from_bytes(tok, "little")
-    if len(tok) < 8:
-        key |= len(tok) << 60
-    return key
+def _fsst_encoder_tables(toks: list[bytes]):
+    """Lookup tables for _k_fsst_compress from the symbols (code = position in toks)."""
+    byte_code = np.full(256, -1, dtype=np.int64)
+    short_code = np.full(1 << 16, -1, dtype=np.int64)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for code, tok in enumerate(toks):
+        if len(tok) == 1:
+            if byte_code[tok[0]] < 0:
+                byte_code[tok[0]] = code
+        elif len(tok) == 2:
+            key = tok[0] | tok[1] << 8
+            if short_code[key] < 0:
+                short_code[key] = code
+        else:
+            groups.setdefault(int.from_bytes(tok[:3], "little"), []).append((len(tok), code))
+    hsize = 64
+    while hsize < 2 * max(len(groups), 1):
+        hsize *= 2
+    hkeys = np.zeros(hsize, dtype=np.uint64)
+    hstart = np.full(hsize, -1, dtype=np.int64)
+    cand_val, cand_len, cand_code = [], [], []
+    for prefix, cands in groups.items():
+        slot = (prefix * _FSST_HASH_MUL & 0xFFFF_FFFF_FFFF_FFFF) >> 40 & (hsize - 1)
+        while hstart[slot] >= 0:
+            slot = (slot + 1) & (hsize - 1)
+        hkeys[slot] = prefix
+        hstart[slot] = len(cand_len)
+        for n, code in sorted(cands, reverse=True):
+            cand_val.append(int.from_bytes(toks[code], "little"))
+            cand_len.append(n)
+            cand_code.append(code)
+        cand_val.append(0)
+        cand_len.append(0)
+        cand_code.append(-1)
+    return (hkeys, hstart, hsize - 1, np.array(cand_val, dtype=np.uint64), np.array(cand_len, dtype=np.int64),
+            np.array(cand_code, dtype=np.int64), short_code, byte_code)
 
 
 def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.ndarray, np.ndarray]:
@@ -962,32 +1039,11 @@ def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.
     lengths = np.asarray(lengths, dtype=np.uint8)
     _fsst_tables(symbols, lengths)  # validates
     toks = [int(s).to_bytes(8, "little")[: int(n)] for s, n in zip(symbols, lengths)]
-    hsize = 1024
-    while hsize < 4 * max(len(toks), 1):
-        hsize *= 2
-    keys = np.zeros(hsize, dtype=np.uint64)
-    hcodes = np.full(hsize, -1, dtype=np.int64)
-    byte_code = np.full(256, -1, dtype=np.int64)
-    max_len = 1
-    for code, tok in enumerate(toks):
-        if len(tok) == 1:
-            if byte_code[tok[0]] < 0:
-                byte_code[tok[0]] = code
-            continue
-        max_len = max(max_len, len(tok))
-        key = np.uint64(_fsst_key(tok))
-        slot = int((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & (hsize - 1)
-        while hcodes[slot] >= 0 and not (keys[slot] == key and hcodes[slot] >> 8 == len(tok)):
-            slot = (slot + 1) & (hsize - 1)
-        if hcodes[slot] < 0:
-            keys[slot] = key
-            hcodes[slot] = len(tok) << 8 | code
     out = np.empty(2 * raw.size, dtype=np.uint8)
-    out_offsets = np.empty(max(offsets.size, 1), dtype=np.int64)
-    if offsets.size:
-        used = _k_fsst_compress(raw, offsets, keys, hcodes, hsize - 1, max_len, byte_code, out, out_offsets)
-    else:
-        used, out_offsets[0] = 0, 0
+    out_offsets = np.zeros(max(offsets.size, 1), dtype=np.int64)
+    used = 0
+    if offsets.size > 1:
+        used = _k_fsst_compress(raw, offsets, *_fsst_encoder_tables(toks), out, out_offsets)
     return fsst_make_symbol_table(symbols, lengths), out[:used].copy(), out_offsets
 
 

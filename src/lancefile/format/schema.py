@@ -36,7 +36,8 @@ import ctypes
 import re
 import struct
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 import pyarrow as pa
 from google.protobuf.message import DecodeError
@@ -119,7 +120,12 @@ _SIMPLE_NAMES: dict[pa.DataType, str] = {
     pa.string_view(): "string",  # the reference stores views as their plain types
     pa.binary_view(): "binary",
 }
-_LIST_TYPES = {"list": pa.list_, "list.struct": pa.list_, "large_list": pa.large_list, "large_list.struct": pa.large_list}
+_LIST_TYPES = {
+    "list": pa.list_,
+    "list.struct": pa.list_,
+    "large_list": pa.large_list,
+    "large_list.struct": pa.large_list,
+}
 _FSL_STRUCT = re.compile(r"fixed_size_list:struct:([^:]+)")
 _U32 = re.compile(r"\+?[0-9]+")  # what Rust's str::parse::<u32> accepts
 
@@ -265,7 +271,11 @@ def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataTyp
         return _map_type(_only_child(logical, children))
     fsl_struct = _FSL_STRUCT.fullmatch(logical)
     if fsl_struct:
-        return pa.list_(_only_child(logical, children), _parse_int(fsl_struct.group(1), logical))
+        item = _only_child(logical, children)
+        try:
+            return pa.list_(item, _parse_int(fsl_struct.group(1)))
+        except ValueError as exc:
+            raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {exc}") from None
     if children:
         raise InvalidInputError(f"logical type {logical!r} takes no child fields, got {len(children)}")
     return _leaf_type(logical)
@@ -308,7 +318,7 @@ def _parse_fixed_size_list(logical: str) -> pa.DataType:
     parts = logical.split(":")
     if len(parts) < 3:
         raise ValueError("expected fixed_size_list:{item}:{size}")
-    size = _parse_int(parts[-1], logical)
+    size = _parse_int(parts[-1])
     inner = ":".join(parts[1:-1])
     if inner == BFLOAT16:
         item = pa.field("item", pa.binary(2), metadata={EXTENSION_NAME_KEY: BFLOAT16, EXTENSION_METADATA_KEY: ""})
@@ -321,7 +331,7 @@ def _parse_fixed_size_binary(logical: str) -> pa.DataType:
     parts = logical.split(":")
     if len(parts) != 2:
         raise ValueError("expected fixed_size_binary:{width}")
-    return pa.binary(_parse_int(parts[1], logical))
+    return pa.binary(_parse_int(parts[1]))
 
 
 def _parse_dictionary(logical: str) -> pa.DataType:
@@ -336,7 +346,7 @@ def _parse_decimal(logical: str) -> pa.DataType:
     if len(parts) != 4 or parts[1] not in ("128", "256"):
         raise ValueError("expected decimal:{128|256}:{precision}:{scale}")
     make = pa.decimal128 if parts[1] == "128" else pa.decimal256
-    return make(_parse_int(parts[2], logical), _parse_int(parts[3], logical))
+    return make(_parse_int(parts[2]), _parse_int(parts[3]))
 
 
 def _parse_timestamp(logical: str) -> pa.DataType:
@@ -355,9 +365,9 @@ _LEAF_PARSERS = {
 }
 
 
-def _parse_int(text: str, logical: str) -> int:
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {text!r} is not an integer")
+def _parse_int(text: str) -> int:
+    if not re.fullmatch(r"[+-]?[0-9]+", text):  # int() would also take " 1", "1_0", "١"
+        raise ValueError(f"{text!r} is not an integer")
     return int(text)
 
 
@@ -389,10 +399,11 @@ class LanceField:
     nullable: bool
     metadata: dict[str, bytes]
     extension_name: str = ""
-    children: list[LanceField] = field(default_factory=list)
+    children: list[LanceField] = dataclass_field(default_factory=list)
 
     @property
     def arrow_type(self) -> pa.DataType:
+        """The Arrow storage type, rebuilt from ``logical_type`` and the children."""
         return arrow_type_of(self.logical_type, [child.to_arrow() for child in self.children])
 
     @property
@@ -450,6 +461,7 @@ class LanceField:
 
     @property
     def unenforced_clustering_key_position(self) -> int | None:
+        """The position from ``lance-schema:unenforced-clustering-key:position``, if it is a u32."""
         return _parse_u32(self.metadata.get(CLUSTERING_KEY_POSITION_KEY))
 
 
@@ -639,7 +651,7 @@ class LanceSchema:
     """
 
     fields: list[LanceField]
-    metadata: dict[str, bytes] = field(default_factory=dict)
+    metadata: dict[str, bytes] = dataclass_field(default_factory=dict)
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> LanceSchema:

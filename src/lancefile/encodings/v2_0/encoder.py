@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
+from ...format.version import FileVersion
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import compress_buffer
 from .binary import encode_binary
@@ -78,7 +79,8 @@ def _encode_values(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncodin
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = arr.values.slice(arr.offset * d, len(arr) * d)
-        return encode_fixed_size_list(d, _encode_nullable(items, bufs, opts))
+        inner = all_nulls() if pa.types.is_null(items.type) else _encode_nullable(items, bufs, opts)
+        return encode_fixed_size_list(d, inner)
     return encode_flat(fixed_width_bits(t), bufs.add(fixed_bytes(arr)))
 
 
@@ -120,14 +122,25 @@ def _encode_auto_dictionary(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.Arr
     enc = pc.dictionary_encode(arr)
     idx = enc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
     i_idx = bufs.add(idx.astype(np.uint8))
-    items = _encode_binary(enc.dictionary, bufs, {})
-    return encode_dictionary(wrap_no_nulls(encode_flat(8, i_idx)), items, len(enc.dictionary))
+    dictionary = enc.dictionary
+    if len(dictionary) == 0:  # an all-null page: the reference still stores one (null) item
+        dictionary = pa.nulls(1, arr.type)
+    items = _encode_binary(dictionary, bufs, {})
+    return encode_dictionary(wrap_no_nulls(encode_flat(8, i_idx)), items, len(dictionary))
 
 
 def _encode_dictionary_array(arr: pa.DictionaryArray, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
-    indices = _encode_nullable(arr.indices, bufs, opts)
-    items = encode_leaf(arr.dictionary, bufs, opts)
-    return encode_dictionary(indices, items, len(arr.dictionary))
+    """Keys like a primitive of the key type, values like the value type.
+
+    Null keys become an extra null item at the end of the dictionary, as the reference
+    writes them: ``[x, null, yy]`` over ``{x, yy}`` is indices ``0 2 1``, items ``[x, yy, null]``.
+    """
+    indices, dictionary = arr.indices, arr.dictionary
+    if indices.null_count:
+        extra = len(dictionary)
+        indices = indices.fill_null(pa.scalar(extra, indices.type))
+        dictionary = pa.concat_arrays([dictionary, pa.nulls(1, dictionary.type)])
+    return encode_dictionary(_encode_nullable(indices, bufs, opts), encode_leaf(dictionary, bufs, opts), len(dictionary))
 
 
 def encode_leaf(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
@@ -138,7 +151,7 @@ def encode_leaf(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
         return _encode_dictionary_array(arr, bufs, opts)
     if _is_binary(t):
         return _encode_auto_dictionary(arr, bufs, opts) or _encode_binary(arr, bufs, opts)
-    if fixed_width_bits(t) is not None:
+    if fixed_width_bits(t) is not None or pa.types.is_fixed_size_list(t):
         return _encode_nullable(arr, bufs, opts)
     raise UnsupportedTypeError(f"Lance 2.0 cannot store {t} as a leaf column")
 
@@ -186,8 +199,15 @@ class PackedStructEncoder(FieldEncoder):
     column: int
     max_page_bytes: int
 
+    name: str = ""
+
     def encode(self, arr: pa.Array, sink: PageSink) -> None:
         kids = arr.flatten()
+        nulls = arr.null_count + sum(k.null_count for k in kids)
+        if nulls:
+            raise UnsupportedTypeError(
+                f"packed struct {self.name!r} holds {nulls} null value(s); Lance 2.0 packed structs cannot store nulls"
+            )
         step = _rows_per_page(arr, self.max_page_bytes)
         for off in range(0, len(arr), step):
             parts = [k.slice(off, step) for k in kids]
@@ -300,26 +320,28 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int) -
     t = f.arrow_type
     col = columns[f.id]
     if pa.types.is_struct(t):
-        if f.is_packed_struct:
+        if f.is_packed_struct_for(FileVersion.V2_0):
             for c in f.children:
                 if fixed_width_bits(c.arrow_type) is None or fixed_width_bits(c.arrow_type) % 8:
                     raise UnsupportedTypeError(
                         f"packed struct {f.name!r}: child {c.name!r} ({c.arrow_type}) is not byte-aligned fixed-width; "
                         "Lance 2.0 packs fixed-width children only"
                     )
-            return PackedStructEncoder(col, max_page_bytes)
+            return PackedStructEncoder(col, max_page_bytes, f.name)
         kids = [build_encoder(c, columns, max_page_bytes) for c in f.children]
         return StructEncoder(col, f.name, kids)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return ListEncoder(col, build_encoder(f.children[0], columns, max_page_bytes), max_page_bytes)
     if f.is_blob:
         return BlobEncoder(col, max_page_bytes)
+    if "lance-encoding:blob" in f.metadata:
+        raise UnsupportedTypeError(f"field {f.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_map(t):
         raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 cannot store map columns (use 2.2)")
     if pa.types.is_fixed_size_list(t):
         inner = t.value_type
         while pa.types.is_fixed_size_list(inner):
             inner = inner.value_type
-        if fixed_width_bits(inner) is None:
+        if pa.types.is_dictionary(inner) or (fixed_width_bits(inner) is None and not pa.types.is_null(inner)):
             raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 stores fixed_size_list of fixed-width values only, not {t}")
     return LeafEncoder(col, max_page_bytes, _leaf_options(f))

@@ -22,6 +22,7 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import CorruptFileError, UnsupportedEncodingError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
 from ...format.schema import LanceField, LanceSchema
+from ...format.version import FileVersion
 from ..arrowutil import concat_arrays
 from ..page import PageData
 from ..registry import decode_array
@@ -37,7 +38,7 @@ def _is_list(t: pa.DataType) -> bool:
 def owns_children(f: LanceField) -> bool:
     t = f.arrow_type
     if pa.types.is_struct(t):
-        return not f.is_packed_struct
+        return not f.is_packed_struct_for(FileVersion.V2_0)
     return _is_list(t)
 
 
@@ -289,7 +290,7 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cac
     """Build the reader of field ``f``. ``keep`` optionally restricts struct children (projection)."""
     col = columns[f.id]
     t = f.arrow_type
-    if pa.types.is_struct(t) and not f.is_packed_struct:
+    if pa.types.is_struct(t) and not f.is_packed_struct_for(FileVersion.V2_0):
         kids = f.children if keep is None else [c for c in f.children if c.id in keep]
         readers = [build_reader(layout, c, columns, cache, None if keep is None else keep[c.id]) for c in kids]
         if keep is None:
