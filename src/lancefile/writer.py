@@ -110,6 +110,20 @@ class _Sink:
             priority=0,
         ))
 
+    def write_tail(self, descriptor: bytes, extra_globals: list[BufferRef],
+                   column_encodings: list[file2_pb2.Encoding], footer_version: tuple[int, int]) -> None:
+        """Schema (global buffer 0), column metadata, offset tables and footer, back to back."""
+        global_refs = [self.write_buffer(descriptor)] + list(extra_globals)
+        col_refs = []
+        col_meta_start = self.pos
+        for encoding, pages in zip(column_encodings, self.pages):
+            start = self.write(file2_pb2.ColumnMetadata(encoding=encoding, pages=pages).SerializeToString())
+            col_refs.append(BufferRef(start, self.pos - start))
+        cmo_start = self.write(encode_offset_table(col_refs))
+        gbo_start = self.write(encode_offset_table(global_refs))
+        major, minor = footer_version
+        self.write(encode_footer(Footer(col_meta_start, cmo_start, gbo_start, len(global_refs), len(col_refs), major, minor)))
+
     def write_out_of_line(self, data: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Write values back to back, each starting aligned; return their positions."""
         a = self.alignment
@@ -298,19 +312,8 @@ class LanceFileWriter:
         metadata = dict(self._lance_schema.metadata)
         metadata.update({k: v.encode() for k, v in self._extra_metadata.items()})
         self._lance_schema.metadata = metadata
-        schema_ref = sink.write_buffer(descriptor_bytes(self._lance_schema, self._num_rows))
-        global_refs = [schema_ref] + self._global_refs
-        col_encoding = self._column_encodings()
-        col_refs = []
-        col_meta_start = sink.pos
-        for c, pages in enumerate(sink.pages):
-            meta = file2_pb2.ColumnMetadata(encoding=col_encoding[c], pages=pages)
-            start = sink.write(meta.SerializeToString())
-            col_refs.append(BufferRef(start, sink.pos - start))
-        cmo_start = sink.write(encode_offset_table(col_refs))
-        gbo_start = sink.write(encode_offset_table(global_refs))
-        major, minor = self.version.footer
-        sink.write(encode_footer(Footer(col_meta_start, cmo_start, gbo_start, len(global_refs), len(col_refs), major, minor)))
+        sink.write_tail(descriptor_bytes(self._lance_schema, self._num_rows), self._global_refs,
+                        self._column_encodings(), self.version.footer)
 
     def _column_encodings(self) -> list[file2_pb2.Encoding]:
         values = pb20.ColumnEncoding(values=empty_pb2.Empty())

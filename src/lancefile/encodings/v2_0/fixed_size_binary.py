@@ -1,6 +1,6 @@
 """Strings or binary values that all have one length (2.0 ``FixedSizeBinary``; read side).
 
-Proto: ``lance.encodings.FixedSizeBinary { bytes, byte_width }``. ``bytes`` holds the values
+Proto: ``lance.encodings.FixedSizeBinary { bytes, byte_width }``. ``bytes`` (a ``Flat{8}``: byte units) holds the values
 back to back, ``byte_width`` each; offsets are implied (``i * byte_width``). ``["ab", "cd"]``
 with width 2 is ``61 62 63 64``.
 """
