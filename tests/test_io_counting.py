@@ -76,3 +76,21 @@ def test_wide_table_projection_touches_one_column(tmp_path):
     assert got.column("c777").to_pylist() == list(range(777, 877))
     assert src.bytes_read == 400  # just the one page buffer; metadata came with the tail read
     assert len(reader._layout._columns) == 1  # only that column's metadata was parsed
+
+
+def test_flat_column_reads_zero_copy():
+    """A single-page fixed-width column from an in-memory file is a view of the file's bytes."""
+    import os
+    import tempfile
+
+    values = np.arange(10_000, dtype=np.int64)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "z.lance")
+        lancefile.write_table(pa.table({"v": values}), path)
+        data = bytearray(open(path, "rb").read())
+    src = InMemorySource(data)
+    col = lancefile.LanceFileReader(src).read_all(batch_size=1 << 20).to_table().column("v").chunk(0)
+    base = np.frombuffer(data, dtype=np.uint8).ctypes.data
+    addr = col.buffers()[1].address
+    assert base <= addr < base + len(data)  # points into the file's memory: no copy
+    assert col.to_numpy().tolist() == values.tolist()

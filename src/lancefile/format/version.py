@@ -16,8 +16,12 @@ Aliases mean what they mean to the reference: ``stable`` is 2.2, ``next`` is 2.3
 
 Example::
 
-    >>> resolve_version("stable").name
-    '2.2'
+    >>> resolve_version("0.3").name
+    '2.0'
+    >>> resolve_version("stable")
+    Traceback (most recent call last):
+    ...
+    lancefile.errors.UnsupportedVersionError: Lance file version 2.2 is not implemented yet for writing in lancefile
     >>> version_from_footer(0, 3).name
     '2.0'
 """
