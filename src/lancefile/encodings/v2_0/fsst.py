@@ -8,6 +8,7 @@ described in :func:`lancefile.encodings.kernels.fsst_parse_symbol_table`. Code b
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from .. import kernels
@@ -29,14 +30,14 @@ def decode_fsst(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array:
     else:
         arr = decode_array(inner, page, pa.large_binary(), sel)
         bufs = arr.buffers()
-        import numpy as np
 
         offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
         codes = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+        codes = codes[offsets[0] : offsets[-1]]
+        offsets = offsets - offsets[0]
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
     if compressed:
-        data, offsets = kernels.fsst_decompress(codes, offsets - offsets[0], symbols, lengths)
+        data, offsets = kernels.fsst_decompress(codes, offsets, symbols, lengths)
     else:
-        data = codes[offsets[0] : offsets[-1]]
-        offsets = offsets - offsets[0]
+        data = codes
     return build_binary(dtype, offsets, data, valid)

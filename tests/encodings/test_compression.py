@@ -1,0 +1,252 @@
+"""Tests of lancefile.encodings.compression: framing, interop with the codec libraries and
+pyarrow, bad input, and buffers written by pylance 14.0.2 (test-only oracle)."""
+
+from __future__ import annotations
+
+import struct
+
+import lz4.block
+import numpy as np
+import pytest
+import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lancefile.encodings import kernels
+from lancefile.encodings.compression import (
+    MAX_DECOMPRESSED_BYTES,
+    compress_buffer,
+    decompress_buffer,
+    normalize_scheme,
+)
+from lancefile.errors import CorruptFileError, UnsupportedEncodingError
+
+SCHEMES = ["zstd", "lz4"]
+
+
+def test_docstring_examples():
+    import doctest
+
+    from lancefile.encodings import compression
+
+    assert doctest.testmod(compression, raise_on_error=True).attempted > 0
+
+
+def test_framing_bytes():
+    assert compress_buffer(b"abc", "lz4") == bytes.fromhex("03000000 30616263")
+    z = compress_buffer(b"abc", "zstd")
+    assert z[:8] == struct.pack("<Q", 3) and z[8:12] == b"\x28\xb5\x2f\xfd"
+    assert compress_buffer(b"abc", "zstd", level=0) == z  # 0 = zstd's default level, 3
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.binary(max_size=5000), st.sampled_from(SCHEMES), st.integers(1, 30))
+def test_round_trip(data, scheme, repeat):
+    data = data * repeat
+    packed = compress_buffer(data, scheme)
+    assert decompress_buffer(packed, scheme) == data
+    assert decompress_buffer(memoryview(packed), scheme) == data
+    assert decompress_buffer(np.frombuffer(packed, np.uint8), scheme) == data
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_empty(scheme):
+    assert decompress_buffer(b"", scheme) == b""
+    assert decompress_buffer(compress_buffer(b"", scheme), scheme) == b""
+
+
+def test_scheme_names():
+    assert normalize_scheme("ZSTD") == "zstd" and normalize_scheme(1) == "lz4" and normalize_scheme(2) == "zstd"
+    for bad in ("snappy", 0, 3, None):
+        with pytest.raises(UnsupportedEncodingError):
+            normalize_scheme(bad)
+
+
+# -- interop with the libraries -----------------------------------------------------------
+
+DATA = b"".join(b"row %d of the lance interop test; " % i for i in range(5000))
+
+
+def test_zstd_ours_to_library():
+    packed = compress_buffer(DATA, "zstd", level=7)
+    (n,) = struct.unpack_from("<Q", packed)
+    assert n == len(DATA)
+    assert zstandard.ZstdDecompressor().decompress(packed[8:], max_output_size=n) == DATA
+
+
+def test_zstd_library_to_ours():
+    # a streaming frame without a content size, as the reference's writer makes
+    obj = zstandard.ZstdCompressor(level=3, write_content_size=False).compressobj()
+    frame = obj.compress(DATA) + obj.flush()
+    assert decompress_buffer(struct.pack("<Q", len(DATA)) + frame, "zstd") == DATA
+    # bare frames, with and without content size, are recognised by their magic
+    assert decompress_buffer(frame, "zstd") == DATA
+    assert decompress_buffer(zstandard.ZstdCompressor().compress(DATA), "zstd") == DATA
+    # several frames back to back
+    two = zstandard.ZstdCompressor().compress(DATA[:1000]) + frame
+    assert decompress_buffer(two, "zstd") == DATA[:1000] + DATA
+
+
+def test_zstd_pyarrow_frame():
+    pa = pytest.importorskip("pyarrow")
+    frame = pa.Codec("zstd").compress(DATA, asbytes=True)
+    assert decompress_buffer(frame, "zstd") == DATA
+    assert decompress_buffer(struct.pack("<Q", len(DATA)) + frame, "zstd") == DATA
+
+
+def test_lz4_ours_to_library():
+    pa = pytest.importorskip("pyarrow")
+    packed = compress_buffer(DATA, "lz4")
+    assert lz4.block.decompress(packed) == DATA  # lz4's own size prefix is the same u32
+    (n,) = struct.unpack_from("<I", packed)
+    assert pa.Codec("lz4_raw").decompress(packed[4:], decompressed_size=n, asbytes=True) == DATA
+
+
+def test_lz4_library_to_ours():
+    pa = pytest.importorskip("pyarrow")
+    body = pa.Codec("lz4_raw").compress(DATA, asbytes=True)
+    assert decompress_buffer(struct.pack("<I", len(DATA)) + body, "lz4") == DATA
+    body = lz4.block.compress(DATA, mode="high_compression", store_size=False)
+    assert decompress_buffer(struct.pack("<I", len(DATA)) + body, "lz4") == DATA
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+
+def test_zstd_corrupt():
+    packed = compress_buffer(DATA, "zstd")
+    with pytest.raises(CorruptFileError, match="zstd"):
+        decompress_buffer(packed[:-10], "zstd")  # truncated frame
+    with pytest.raises(CorruptFileError, match="announces"):
+        decompress_buffer(struct.pack("<Q", len(DATA) - 1) + packed[8:], "zstd")
+    with pytest.raises(CorruptFileError, match="announces"):
+        decompress_buffer(struct.pack("<Q", len(DATA) + 1) + packed[8:], "zstd")
+    with pytest.raises(CorruptFileError):
+        decompress_buffer(b"\x05\0\0\0\0\0\0\0garbage!", "zstd")
+    with pytest.raises(CorruptFileError):
+        decompress_buffer(b"\x28\xb5\x2f\xfd\x00", "zstd")  # bare frame cut short
+
+
+def test_absurd_sizes_rejected_before_allocating():
+    small = compress_buffer(b"x" * 100, "zstd")[8:]
+    with pytest.raises(CorruptFileError, match="claims"):
+        decompress_buffer(struct.pack("<Q", 1 << 62) + small, "zstd")
+    with pytest.raises(CorruptFileError, match="claims"):
+        decompress_buffer(struct.pack("<I", 0xFFFF_FFFF) + b"\x10abcdefgh", "lz4")
+    # the cap is a parameter
+    with pytest.raises(CorruptFileError, match="claims"):
+        decompress_buffer(compress_buffer(bytes(10_000), "zstd"), "zstd", max_output_size=9_999)
+    assert MAX_DECOMPRESSED_BYTES >= 1 << 32
+
+
+def test_highly_compressible_is_not_mistaken_for_absurd():
+    zeros = bytes(64 << 20)
+    for scheme in SCHEMES:
+        packed = compress_buffer(zeros, scheme)
+        assert decompress_buffer(packed, scheme) == zeros
+
+
+def test_bare_zstd_frame_output_capped():
+    frame = zstandard.ZstdCompressor().compress(bytes(1 << 20))
+    with pytest.raises(CorruptFileError, match="limit"):
+        decompress_buffer(frame, "zstd", max_output_size=1000)
+
+
+def test_lz4_corrupt():
+    packed = compress_buffer(DATA, "lz4")
+    with pytest.raises(CorruptFileError, match="too short"):
+        decompress_buffer(b"\x01\x00", "lz4")
+    with pytest.raises(CorruptFileError):
+        decompress_buffer(packed[:-20], "lz4")
+    with pytest.raises(CorruptFileError, match="announces"):
+        decompress_buffer(struct.pack("<I", len(DATA) + 7) + packed[4:], "lz4")
+    with pytest.raises(CorruptFileError):
+        decompress_buffer(struct.pack("<I", len(DATA) - 7) + packed[4:], "lz4")
+    with pytest.raises(CorruptFileError):
+        decompress_buffer(b"\0\0\0\0\x50abcde", "lz4")  # 0 announced but data follows
+
+
+# -- buffers written by pylance 14.0.2 ------------------------------------------------------
+
+
+def _write(path, table, version):
+    import lance.file
+
+    with lance.file.LanceFileWriter(str(path), table.schema, version=version) as w:
+        w.write_batch(table)
+    return str(path)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_oracle_2_0_compressed_binary(tmp_path, scheme):
+    # 2.0 Binary: buffer 0 = offsets, buffer 1 = all string bytes compressed as one unit
+    pa = pytest.importorskip("pyarrow")
+    lance_file = pytest.importorskip("lance.file")
+    strings = [f"row {i} " * (i % 5) for i in range(3000)]
+    field = pa.field("s", pa.string(), metadata={"lance-encoding:compression": scheme})
+    path = _write(tmp_path / "c.lance", pa.table({"s": strings}, schema=pa.schema([field])), "2.0")
+    page = lance_file.LanceFileReader(path).metadata().columns[0].pages[0]
+    assert f'scheme: "{scheme}"' in page.encoding
+    desc = page.buffers[1]
+    with open(path, "rb") as f:
+        f.seek(desc.position)
+        blob = f.read(desc.size)
+    assert decompress_buffer(blob, scheme) == "".join(strings).encode()
+
+
+def _page_chunks(path):
+    """Mini-block chunks (num_values, value buffers) of the only page of a 2.1 file."""
+    from google.protobuf import any_pb2
+
+    from lancefile._proto import encodings_v2_1_pb2, file2_pb2
+
+    with open(path, "rb") as f:
+        data = f.read()
+    _cm, _cmo, gbo_start, _ngb, _ncols, _maj, _min = struct.unpack_from("<QQQIIHH", data, len(data) - 40)
+    pos, size = struct.unpack_from("<QQ", data, gbo_start - 16)
+    (page,) = file2_pb2.ColumnMetadata.FromString(data[pos : pos + size]).pages
+    layout = encodings_v2_1_pb2.PageLayout.FromString(any_pb2.Any.FromString(page.encoding.direct.encoding).value)
+    mb = layout.mini_block_layout
+    assert not mb.has_large_chunk and not mb.HasField("def_compression") and not mb.HasField("rep_compression")
+    meta = data[page.buffer_offsets[0] : page.buffer_offsets[0] + page.buffer_sizes[0]]
+    words = np.frombuffer(meta, "<u2").tolist()
+    at, remaining, chunks = page.buffer_offsets[1], mb.num_items, []
+    for i, word in enumerate(words):
+        nvals = 1 << (word & 15) if i < len(words) - 1 else remaining
+        remaining -= nvals
+        sizes = struct.unpack_from(f"<{mb.num_buffers}H", data, at + 2)
+        p = at + -(-(2 + 2 * mb.num_buffers) // 8) * 8
+        bufs = []
+        for s in sizes:
+            bufs.append(data[p : p + s])
+            p += -(-s // 8) * 8
+        chunks.append((nvals, bufs))
+        at += ((word >> 4) + 1) * 8
+    return mb, chunks
+
+
+@pytest.mark.parametrize(
+    "scheme, arrow_type, values",
+    [
+        ("zstd", "float32", np.random.default_rng(0).random(5000).astype(np.float32)),
+        ("lz4", "int32", np.random.default_rng(1).integers(0, 100_000, 5000).astype(np.int32)),
+    ],
+)
+def test_oracle_2_1_general_miniblock(tmp_path, scheme, arrow_type, values):
+    # General{scheme, ByteStreamSplit{Flat}}: value buffer 0 of every chunk compressed alone
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("lance.file")
+    meta = {"lance-encoding:compression": scheme, "lance-encoding:bss": "on"}
+    field = pa.field("v", getattr(pa, arrow_type)(), metadata=meta)
+    path = _write(tmp_path / "g.lance", pa.table({"v": values}, schema=pa.schema([field])), "2.1")
+    mb, chunks = _page_chunks(path)
+    general = mb.value_compression.general
+    assert general.compression.scheme == {"lz4": 1, "zstd": 2}[scheme]
+    assert general.values.byte_stream_split.values.flat.bits_per_value == 32
+    out, start = [], 0
+    for nvals, (buf,) in chunks:
+        raw = decompress_buffer(buf, general.compression.scheme)
+        out.append(kernels.byte_stream_split_decode(raw, 32, nvals))
+        assert kernels.byte_stream_split_encode(values[start : start + nvals]) == raw
+        start += nvals
+    np.testing.assert_array_equal(np.concatenate(out).view(values.dtype), values)
