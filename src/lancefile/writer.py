@@ -142,6 +142,14 @@ class _Sink:
         return base + starts
 
 
+def _has_extension(t: pa.DataType) -> bool:
+    if isinstance(t, pa.BaseExtensionType):
+        return True
+    if pa.types.is_dictionary(t):
+        return _has_extension(t.value_type)
+    return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
+
+
 class LanceFileWriter:
     """Writes a Lance file, mirroring ``lance.file.LanceFileWriter``.
 
@@ -193,8 +201,10 @@ class LanceFileWriter:
         self._encoders = [build_encoder(f, self._columns, self.options.max_page_bytes) for f in lance_schema.fields]
         self._schema = schema
         self._lance_schema = lance_schema
-        storage = pa.schema([f.to_arrow() for f in lance_schema.fields])
-        self._storage_schema = None if storage.equals(schema, check_metadata=False) else storage
+        # Columns holding extension types are written as their storage type.
+        self._storage_types = {
+            i: f.to_arrow().type for i, f in enumerate(lance_schema.fields) if _has_extension(schema.field(i).type)
+        }
         self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns))
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
@@ -225,10 +235,10 @@ class LanceFileWriter:
         if self._schema is None:
             self._start(batch.schema)
         self._validate(batch)
-        if self._storage_schema is not None:  # extension types are written as their storage
-            batch = batch.cast(self._storage_schema)
         try:
             for i, col in enumerate(batch.columns):
+                if i in self._storage_types:
+                    col = col.cast(self._storage_types[i])
                 self._pending[i].append(col)
                 self._pending_bytes[i] += col.nbytes
                 if self._pending_bytes[i] >= self.options.data_cache_bytes:
