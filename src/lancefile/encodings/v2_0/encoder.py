@@ -117,6 +117,10 @@ def _encode_binary(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncodin
 def _encode_auto_dictionary(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding | None:
     if len(arr) < DICT_MIN_VALUES or not pa.types.is_string(arr.type):
         return None
+    # The head of the page bounds the distinct count from below: most pages are rejected
+    # without hashing every value.
+    if pc.count_distinct(arr.slice(0, 4 * DICT_MAX_CARDINALITY)).as_py() >= DICT_MAX_CARDINALITY:
+        return None
     if pc.count_distinct(arr).as_py() >= DICT_MAX_CARDINALITY:
         return None
     enc = pc.dictionary_encode(arr)
