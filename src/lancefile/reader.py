@@ -250,9 +250,19 @@ class LanceFileReader:
             columns=tuple(cols),
         )
 
+    def _projected_columns(self) -> list[int]:
+        wanted: list[int] = []
+        for f, keep in self._projection:
+            for g in f.walk():
+                if g.id in self._columns and (keep is None or g is f or _kept(keep, g)):
+                    wanted.append(self._columns[g.id])
+        return wanted
+
     def _chunk_rows(self, batch_size: int) -> int:
+        """Rows decoded at once: about READ_CHUNK_BYTES of the projected columns' data."""
         rows = max(self._num_rows, 1)
-        per_row = max(1, (self._layout.file_size // rows))
+        data = sum(b.size for c in self._projected_columns() for p in self._layout.column(c).pages for b in p.buffers)
+        per_row = max(1, data // rows)
         chunk = max(batch_size, READ_CHUNK_BYTES // per_row)
         return max(batch_size, (chunk // batch_size) * batch_size)
 
@@ -358,6 +368,17 @@ def _field_path(schema: LanceSchema, name: str) -> list[LanceField]:
         chain.append(match[0])
         level = match[0].children
     return chain
+
+
+def _kept(keep: dict, g: LanceField) -> bool:
+    """Whether field ``g`` lies inside the kept part of a pruned struct."""
+    stack = [keep]
+    while stack:
+        node = stack.pop()
+        if g.id in node:
+            return True
+        stack.extend(v for v in node.values() if v is not None)
+    return False
 
 
 def _pruned_field(f: LanceField, keep: dict) -> pa.Field:
