@@ -20,6 +20,7 @@ from ..arrowutil import gather_ranges, to_uint8
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
 from .flat import _decompressed, _is_compressed, flat_bytes
+from .offsets import row_spans, split_adjusted
 from .spans import read_spans
 
 __all__ = ["decode_binary", "decode_binary_parts", "build_binary"]
@@ -28,15 +29,7 @@ __all__ = ["decode_binary", "decode_binary_parts", "build_binary"]
 def _ends(msg, page, sel: Selection):
     """(ends, valid) of the rows in ``sel`` as int64 / bool numpy arrays."""
     raw = decode_array(msg.indices, page, pa.uint64(), sel)
-    v = raw.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    adj = int(msg.null_adjustment)
-    if adj > 0:
-        valid = v < adj
-        ends = np.where(valid, v, v - adj)
-    else:
-        valid = np.ones(len(v), dtype=bool)
-        ends = v
-    return ends, valid
+    return split_adjusted(raw.to_numpy(zero_copy_only=False), int(msg.null_adjustment))
 
 
 def _bytes(msg, page, starts: np.ndarray, lengths: np.ndarray, contiguous: bool) -> np.ndarray:
@@ -55,37 +48,16 @@ def _bytes(msg, page, starts: np.ndarray, lengths: np.ndarray, contiguous: bool)
 
 def decode_binary_parts(msg, page, sel: Selection):
     """Decode to (offsets int64 starting at 0, data uint8, valid bool) for the rows of ``sel``."""
-    n = sel.count
-    if n == 0:
+    if sel.count == 0:
         return np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.uint8), np.empty(0, dtype=bool)
-    if sel.is_range:
-        lo = max(sel.start - 1, 0)
-        ends, valid = _ends(msg, page, Selection.of_range(lo, sel.stop))
-        if sel.start > 0:
-            first, ends, valid = ends[0], ends[1:], valid[1:]
-        else:
-            first = 0
-        offsets = np.empty(n + 1, dtype=np.int64)
-        offsets[0] = 0
-        offsets[1:] = ends - first
-        if n and (np.any(np.diff(offsets) < 0) or first < 0):
-            raise page.error("Binary offsets are not increasing")
-        data = _bytes(msg, page, np.array([first]), np.array([offsets[-1]]), True)
-        return offsets, data, valid
-    idx = sel.indices
-    need = np.union1d(idx[idx > 0] - 1, idx)
-    ends_all, valid_all = _ends(msg, page, Selection.of_indices(need))
-    pos = np.searchsorted(need, idx)
-    ends = ends_all[pos]
-    starts = np.zeros(n, dtype=np.int64)
-    has_prev = idx > 0
-    starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
+    starts, ends, valid = row_spans(sel, lambda s: _ends(msg, page, s))
     lengths = ends - starts
-    if np.any(lengths < 0):
+    if np.any(lengths < 0) or (len(starts) and starts[0] < 0):
         raise page.error("Binary offsets are not increasing")
-    data = _bytes(msg, page, starts, lengths, False)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return offsets, data, valid_all[pos]
+    data = _bytes(msg, page, starts, lengths, sel.is_range)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, data, valid
 
 
 def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:

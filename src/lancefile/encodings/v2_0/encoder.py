@@ -86,7 +86,7 @@ def _encode_values(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncodin
 
 def _encode_nullable(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
     n, nulls = len(arr), arr.null_count
-    if n and nulls == n:
+    if nulls == n:  # includes the empty page, as the reference writes it
         return all_nulls()
     if nulls:
         validity = encode_flat(1, bufs.add(validity_bytes(arr)))
@@ -188,8 +188,13 @@ class LeafEncoder(FieldEncoder):
     column: int
     max_page_bytes: int
     opts: dict
+    in_list: bool = False  # items of a list get a page even when a list page holds no items
 
     def encode(self, arr: pa.Array, sink: PageSink) -> None:
+        if len(arr) == 0 and self.in_list:
+            bufs = _Buffers()
+            sink.add_page(self.column, EncodedPage(encode_leaf(arr, bufs, self.opts), bufs.items, 0))
+            return
         step = _rows_per_page(arr, self.max_page_bytes)
         for off in range(0, len(arr), step):
             part = arr.slice(off, step)
@@ -218,7 +223,7 @@ class PackedStructEncoder(FieldEncoder):
             n = len(parts[0]) if parts else min(step, len(arr) - off)
             cols = [fixed_bytes(p).reshape(n, -1) for p in parts]
             rows = np.hstack(cols) if cols else np.empty((n, 0), np.uint8)
-            enc = encode_packed_struct([fixed_width_bits(p.type) for p in parts], 0)
+            enc = encode_packed_struct([p.type for p in parts], 0)
             sink.add_page(self.column, EncodedPage(enc, [np.ascontiguousarray(rows)], n))
 
 
@@ -247,7 +252,7 @@ class BlobEncoder(FieldEncoder):
             if mask is not None:
                 positions = np.where(mask, 1, positions)
             desc = np.stack([positions.astype("<u8"), sizes.astype("<u8")], axis=1)
-            enc = encode_packed_struct([64, 64], 0)
+            enc = encode_packed_struct([pa.uint64(), pa.uint64()], 0)
             sink.add_page(self.column, EncodedPage(enc, [np.ascontiguousarray(desc)], len(part)))
 
 
@@ -281,15 +286,18 @@ class ListEncoder(FieldEncoder):
     column: int
     items: FieldEncoder
     max_page_bytes: int
+    in_list: bool = False
 
     def encode(self, arr: pa.Array, sink: PageSink) -> None:
         n = len(arr)
+        if n == 0 and self.in_list:
+            arr = arr.slice(0, 0)
         large = pa.types.is_large_list(arr.type)
         raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32) if n else np.zeros(1, np.int32)
         offsets = raw[arr.offset : arr.offset + n + 1].astype(np.int64)
         mask = null_mask(arr)
         step = max(1, self.max_page_bytes // 8)
-        for off in range(0, n, step):
+        for off in (range(0, n, step) if n or not self.in_list else [0]):
             hi = min(n, off + step)
             base, end = int(offsets[off]), int(offsets[hi])
             span = end - base
@@ -320,7 +328,7 @@ def _leaf_options(f: LanceField) -> dict:
     return opts
 
 
-def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int) -> FieldEncoder:
+def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, in_list: bool = False) -> FieldEncoder:
     t = f.arrow_type
     col = columns[f.id]
     if pa.types.is_struct(t):
@@ -332,10 +340,10 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int) -
                         "Lance 2.0 packs fixed-width children only"
                     )
             return PackedStructEncoder(col, max_page_bytes, f.name)
-        kids = [build_encoder(c, columns, max_page_bytes) for c in f.children]
+        kids = [build_encoder(c, columns, max_page_bytes, in_list) for c in f.children]
         return StructEncoder(col, f.name, kids)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return ListEncoder(col, build_encoder(f.children[0], columns, max_page_bytes), max_page_bytes)
+        return ListEncoder(col, build_encoder(f.children[0], columns, max_page_bytes, True), max_page_bytes, in_list)
     if f.is_blob:
         return BlobEncoder(col, max_page_bytes)
     if "lance-encoding:blob" in f.metadata:
@@ -348,4 +356,4 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int) -
             inner = inner.value_type
         if pa.types.is_dictionary(inner) or (fixed_width_bits(inner) is None and not pa.types.is_null(inner)):
             raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 stores fixed_size_list of fixed-width values only, not {t}")
-    return LeafEncoder(col, max_page_bytes, _leaf_options(f))
+    return LeafEncoder(col, max_page_bytes, _leaf_options(f), in_list)

@@ -27,6 +27,7 @@ from ..arrowutil import concat_arrays
 from ..page import PageData
 from ..registry import decode_array
 from ..selection import Selection
+from .offsets import row_spans, split_adjusted
 
 __all__ = ["assign_columns", "FieldReader", "build_reader"]
 
@@ -170,13 +171,7 @@ class ListReader(FieldReader):
     def _ends(self, p: int, sel: Selection):
         msg = self._list_msg(p)
         raw = decode_array(msg.offsets, self.column.page(p), pa.uint64(), sel)
-        v = raw.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        adj = int(msg.null_offset_adjustment)
-        if adj > 0:
-            valid = v < adj
-            ends = np.where(valid, v, v - adj)
-        else:
-            valid, ends = np.ones(len(v), dtype=bool), v
+        ends, valid = split_adjusted(raw.to_numpy(zero_copy_only=False), int(msg.null_offset_adjustment))
         if len(ends) and (ends.min() < 0 or ends.max() > msg.num_items):
             raise CorruptFileError(
                 f"{self.column.layout.path}: column {self.column.index} page {p}: list offsets exceed the page's {msg.num_items} items"
@@ -187,24 +182,9 @@ class ListReader(FieldReader):
         base = self.item_starts()
         lengths_parts, valid_parts, item_idx_parts, item_ranges = [], [], [], []
         for p, local in self.column.split(sel):
-            if local.is_range:
-                lo = max(local.start - 1, 0)
-                ends, valid = self._ends(p, Selection.of_range(lo, local.stop))
-                if local.start > 0:
-                    first, ends, valid = ends[0], ends[1:], valid[1:]
-                else:
-                    first = 0
-                starts = np.concatenate([[first], ends[:-1]])
-                item_ranges.append((base[p] + first, base[p] + (ends[-1] if len(ends) else first)))
-            else:
-                idx = local.indices
-                need = np.union1d(idx[idx > 0] - 1, idx)
-                ends_all, valid_all = self._ends(p, Selection.of_indices(need))
-                pos = np.searchsorted(need, idx)
-                ends, valid = ends_all[pos], valid_all[pos]
-                starts = np.zeros(len(idx), dtype=np.int64)
-                has_prev = idx > 0
-                starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
+            starts, ends, valid = row_spans(local, lambda sel, p=p: self._ends(p, sel))
+            if local.is_range and len(ends):
+                item_ranges.append((base[p] + starts[0], base[p] + ends[-1]))
             lengths = ends - starts
             if np.any(lengths < 0):
                 raise CorruptFileError(

@@ -16,7 +16,6 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ..arrowutil import array_from_fixed, fixed_width_bits, to_uint8
 from ..registry import register_array_decoder
 from ..selection import Selection
-from .dictionary import leaf_flat_bits
 from .spans import read_spans
 
 __all__ = ["decode_packed_struct", "encode_packed_struct"]
@@ -29,8 +28,8 @@ def decode_packed_struct(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Ar
     fields = [dtype.field(i) for i in range(dtype.num_fields)]
     widths = []
     for f, enc in zip(fields, msg.inner):
-        bits = leaf_flat_bits(enc) or fixed_width_bits(f.type)
-        if bits is None or bits % 8 or fixed_width_bits(f.type) != bits:
+        bits = fixed_width_bits(f.type)
+        if bits is None or bits % 8:
             raise page.error(f"PackedStruct child {f.name!r} has {bits} bits, which does not fit {f.type}")
         widths.append(bits // 8)
     row = sum(widths)
@@ -48,9 +47,18 @@ def decode_packed_struct(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Ar
     return pa.StructArray.from_arrays(children, fields=fields)
 
 
-def encode_packed_struct(child_bits: list[int], buffer_index: int = 0) -> pb.ArrayEncoding:
+def _child_encoding(t: pa.DataType, buffer_index: int) -> pb.ArrayEncoding:
+    """How the reference describes one packed child: ``Flat``, or ``FixedSizeList`` of it."""
+    from .fixed_size_list import encode_fixed_size_list
     from .flat import encode_flat
     from .nullable import wrap_no_nulls
 
-    inner = [wrap_no_nulls(encode_flat(b, buffer_index)) for b in child_bits]
+    if pa.types.is_fixed_size_list(t):
+        inner = encode_fixed_size_list(t.list_size, _child_encoding(t.value_type, buffer_index))
+        return wrap_no_nulls(inner)
+    return wrap_no_nulls(encode_flat(fixed_width_bits(t), buffer_index))
+
+
+def encode_packed_struct(child_types: list[pa.DataType], buffer_index: int = 0) -> pb.ArrayEncoding:
+    inner = [_child_encoding(t, buffer_index) for t in child_types]
     return pb.ArrayEncoding(packed_struct=pb.PackedStruct(inner=inner, buffer=pb.Buffer(buffer_index=buffer_index)))

@@ -1,0 +1,52 @@
+"""Null-adjusted end offsets, shared by ``Binary`` (bytes) and ``List`` (items) pages.
+
+Both store, per row, the *end* of the row's span with no leading 0, and mark a null row by
+adding an adjustment (``total + 1``) to its end: ``[2, 6, 3]`` with adjustment 4 means rows
+``[0, 2)``, null (end 2), ``[2, 3)``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..selection import Selection
+
+__all__ = ["split_adjusted", "row_spans"]
+
+
+def split_adjusted(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ends, valid) from stored end offsets; ``adjustment`` 0 means no row is null."""
+    v = raw.astype(np.int64, copy=False)
+    if adjustment <= 0:
+        return v, np.ones(len(v), dtype=bool)
+    valid = v < adjustment
+    return np.where(valid, v, v - adjustment), valid
+
+
+def row_spans(sel: Selection, fetch: Callable[[Selection], tuple[np.ndarray, np.ndarray]]):
+    """(starts, ends, valid) of the rows in ``sel``; ``fetch`` decodes (ends, valid) of a selection.
+
+    A row starts where the previous row ends, so row ``i`` needs the stored end of ``i - 1``.
+    """
+    if sel.is_range:
+        lo = max(sel.start - 1, 0)
+        ends, valid = fetch(Selection.of_range(lo, sel.stop))
+        if sel.start > 0:
+            first, ends, valid = ends[0], ends[1:], valid[1:]
+        else:
+            first = 0
+        starts = np.empty(len(ends), dtype=np.int64)
+        if len(ends):
+            starts[0] = first
+            starts[1:] = ends[:-1]
+        return starts, ends, valid
+    idx = sel.indices
+    need = np.union1d(idx[idx > 0] - 1, idx)
+    ends_all, valid_all = fetch(Selection.of_indices(need))
+    pos = np.searchsorted(need, idx)
+    starts = np.zeros(len(idx), dtype=np.int64)
+    has_prev = idx > 0
+    starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
+    return starts, ends_all[pos], valid_all[pos]
