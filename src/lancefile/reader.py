@@ -382,9 +382,10 @@ def _kept(keep: dict, g: LanceField) -> bool:
 
 
 def _pruned_field(f: LanceField, keep: dict) -> pa.Field:
+    by_id = {c.id: c for c in f.children}
     kids = []
-    for c in f.children:
-        if c.id in keep:
-            kids.append(c.to_arrow() if keep[c.id] is None else _pruned_field(c, keep[c.id]))
+    for cid, sub in keep.items():  # children in the order they were asked for, as the reference does
+        c = by_id[cid]
+        kids.append(c.to_arrow() if sub is None else _pruned_field(c, sub))
     base = f.to_arrow()
     return pa.field(f.name, pa.struct(kids), nullable=base.nullable, metadata=base.metadata)

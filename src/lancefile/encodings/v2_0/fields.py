@@ -271,7 +271,8 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cac
     col = columns[f.id]
     t = f.arrow_type
     if pa.types.is_struct(t) and not f.is_packed_struct_for(FileVersion.V2_0):
-        kids = f.children if keep is None else [c for c in f.children if c.id in keep]
+        by_id = {c.id: c for c in f.children}
+        kids = f.children if keep is None else [by_id[i] for i in keep]  # in the order asked for
         readers = [build_reader(layout, c, columns, cache, None if keep is None else keep[c.id]) for c in kids]
         if keep is None:
             dtype = t
