@@ -32,11 +32,10 @@ def _size(n: int) -> str:
 def inspect_file(path: str) -> dict:
     """A JSON-able description of a Lance file's layout."""
     from .reader import LanceFileReader
-    from .encodings.v2_0.fields import assign_columns
 
     reader = LanceFileReader(path)
     meta = reader.metadata()
-    owners = {col: f for f in reader._lance_schema.walk() for fid, col in assign_columns(reader._lance_schema).items() if f.id == fid}
+    owners = reader.column_owners()
     columns = []
     for c in meta.columns:
         f = owners.get(c.index)

@@ -25,10 +25,8 @@ from typing import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from . import encodings  # noqa: F401
-from .encodings import v2_0  # noqa: F401  (registers decoders)
 from .encodings.selection import Selection
-from .encodings.v2_0.fields import assign_columns, build_reader
+from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
@@ -144,7 +142,8 @@ class LanceFileReader:
         self._layout: FileLayout = read_layout(self._source)
         gb0 = self._layout.global_buffers[0]
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
-        self._columns = assign_columns(self._lance_schema)
+        self._codec = codec_for(self._layout.version)
+        self._columns = self._codec.assign_columns(self._lance_schema)
         if len(self._columns) > self._layout.num_columns:
             raise CorruptFileError(
                 f"{self.path}: the schema needs {len(self._columns)} columns but the file has {self._layout.num_columns}"
@@ -201,7 +200,7 @@ class LanceFileReader:
         return pa.schema(user, metadata=md)
 
     def _readers(self, cache: dict):
-        return [build_reader(self._layout, f, self._columns, cache, keep) for f, keep in self._projection]
+        return [self._codec.build_reader(self._layout, f, self._columns, cache, keep) for f, keep in self._projection]
 
     # -- public API -------------------------------------------------------------------
     def num_rows(self) -> int:
@@ -211,6 +210,11 @@ class LanceFileReader:
     def version(self) -> str:
         return self._layout.version.name
 
+    def column_owners(self) -> dict[int, LanceField]:
+        """column index -> the Lance field that owns it."""
+        by_id = {f.id: f for f in self._lance_schema.walk()}
+        return {col: by_id[fid] for fid, col in self._columns.items()}
+
     def read_global_buffer(self, index: int) -> bytes:
         gbs = self._layout.global_buffers
         if not 0 <= index < len(gbs):
@@ -218,8 +222,9 @@ class LanceFileReader:
         return bytes(self._layout.read_buffer(gbs[index]))
 
     def metadata(self) -> FileMetadata:
-        from ._proto import encodings_v2_0_pb2 as pb
-        from .format.container import ARRAY_ENCODING_URL, unpack_any
+        from .format.container import unpack_any
+
+        url, message = self._codec.page_encoding_url, self._codec.page_encoding_message
 
         cols = []
         data_bytes = 0
@@ -228,7 +233,7 @@ class LanceFileReader:
             pages = []
             for j, p in enumerate(info.pages):
                 try:
-                    enc = _summarise(unpack_any(p.encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where=f"column {i} page {j}"))
+                    enc = _summarise(unpack_any(p.encoding, url, message, where=f"column {i} page {j}"))
                 except Exception as exc:  # metadata must still be inspectable
                     enc = f"<undecodable: {exc}>"
                 pages.append(PageMetadata(p.length, p.buffers, enc, p.priority))

@@ -24,14 +24,12 @@ import uuid
 from dataclasses import dataclass
 
 import numpy as np
-from google.protobuf import empty_pb2
 import pyarrow as pa
 
-from ._proto import encodings_v2_0_pb2 as pb20
 from ._proto import file2_pb2
-from .encodings.v2_0.encoder import EncodedPage, build_encoder
-from .encodings.v2_0.fields import assign_columns
-from .errors import InvalidInputError, LanceError, LanceIOError, SchemaMismatchError, UnsupportedTypeError
+from .encodings.page import EncodedPage
+from .encodings.versions import codec_for
+from .errors import InvalidInputError, LanceIOError, SchemaMismatchError
 from .format.container import (
     ARRAY_ENCODING_URL,
     COLUMN_ENCODING_URL,
@@ -42,7 +40,7 @@ from .format.container import (
     pack_any,
 )
 from .format.schema import LanceSchema, descriptor_bytes
-from .format.version import FileVersion, resolve_version
+from .format.version import resolve_version
 
 __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAULT_DATA_CACHE_BYTES", "PAGE_ALIGNMENT"]
 
@@ -73,8 +71,9 @@ class WriterOptions:
 class _Sink:
     """The temporary file being written, plus the pages recorded per column."""
 
-    def __init__(self, path: str, alignment: int, num_columns: int) -> None:
+    def __init__(self, path: str, alignment: int, num_columns: int, page_url: str = ARRAY_ENCODING_URL) -> None:
         self.path = path
+        self.page_url = page_url
         self.alignment = alignment
         try:
             # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
@@ -109,7 +108,7 @@ class _Sink:
             buffer_offsets=[r.position for r in refs],
             buffer_sizes=[r.size for r in refs],
             length=page.length,
-            encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(ARRAY_ENCODING_URL, page.encoding))),
+            encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(self.page_url, page.encoding))),
             priority=0,
         ))
 
@@ -173,8 +172,7 @@ class LanceFileWriter:
                  max_page_bytes: int | None = None, data_cache_bytes: int | None = None,
                  alignment: int = PAGE_ALIGNMENT) -> None:
         self.version = resolve_version(version, for_write=True)
-        if self.version.version is not FileVersion.V2_0:  # pragma: no cover - table gates this today
-            raise UnsupportedTypeError(f"writing version {self.version.name} is not implemented")
+        self._codec = codec_for(self.version)
         self.options = WriterOptions(
             version=self.version.name,
             max_page_bytes=DEFAULT_MAX_PAGE_BYTES if max_page_bytes is None else max_page_bytes,
@@ -200,15 +198,16 @@ class LanceFileWriter:
     # -- set-up -------------------------------------------------------------------------
     def _start(self, schema: pa.Schema) -> None:
         lance_schema = LanceSchema.from_arrow(schema)
-        self._columns = assign_columns(lance_schema)
-        self._encoders = [build_encoder(f, self._columns, self.options.max_page_bytes) for f in lance_schema.fields]
+        self._columns = self._codec.assign_columns(lance_schema)
+        self._encoders = [self._codec.build_encoder(f, self._columns, self.options.max_page_bytes)
+                          for f in lance_schema.fields]
         self._schema = schema
         self._lance_schema = lance_schema
         # Columns holding extension types are written as their storage type.
         self._storage_types = {
             i: f.to_arrow().type for i, f in enumerate(lance_schema.fields) if _has_extension(schema.field(i).type)
         }
-        self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns))
+        self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url)
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
         for data in self._pending_global:
@@ -329,13 +328,8 @@ class LanceFileWriter:
                         self._column_encodings(), self.version.footer)
 
     def _column_encodings(self) -> list[file2_pb2.Encoding]:
-        values = pb20.ColumnEncoding(values=empty_pb2.Empty())
-        blob = pb20.ColumnEncoding(blob=pb20.Blob(inner=values))
-        out = [values] * len(self._columns)
-        for f in self._lance_schema.walk():
-            if f.id in self._columns and f.is_blob:
-                out[self._columns[f.id]] = blob
-        return [file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(COLUMN_ENCODING_URL, e))) for e in out]
+        return [file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(COLUMN_ENCODING_URL, e)))
+                for e in self._codec.column_encodings(self._lance_schema, self._columns)]
 
     def abort(self) -> None:
         """Give up: remove the temporary file; nothing is left at the destination."""

@@ -18,7 +18,7 @@ from lancefile._proto import file2_pb2
 from lancefile.encodings import kernels
 from lancefile.encodings.compression import compress_buffer
 from lancefile.encodings.registry import ARRAY_DECODERS
-from lancefile.encodings.v2_0.encoder import EncodedPage
+from lancefile.encodings.page import EncodedPage
 from lancefile.encodings.v2_0.flat import encode_flat
 from lancefile.encodings.v2_0.nullable import wrap_no_nulls
 from lancefile.format.container import COLUMN_ENCODING_URL, pack_any

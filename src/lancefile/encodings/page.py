@@ -7,12 +7,13 @@ caches whole-buffer reads (dictionaries, decompressed buffers) for the page's li
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import CorruptFileError
 from ..format.container import BufferRef, ColumnInfo, FileLayout, PageInfo
 
-__all__ = ["PageData"]
+__all__ = ["PageData", "EncodedPage"]
 
 _PAGE, _COLUMN, _FILE = 0, 1, 2
 
@@ -77,3 +78,12 @@ class PageData:
         if got is None:
             got = self._cache[key] = make()
         return got
+
+
+@dataclass
+class EncodedPage:
+    """What an encoder hands the writer: the page's encoding message, buffers and rows."""
+
+    encoding: object  # a protobuf message (2.0 ArrayEncoding, 2.1+ PageLayout)
+    buffers: list  # bytes-like, in buffer-index order
+    length: int

@@ -31,6 +31,7 @@ from ...format.schema import LanceField
 from ...format.version import FileVersion
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import compress_buffer
+from ..page import EncodedPage
 from .binary import encode_binary
 from .dictionary import encode_dictionary
 from .fixed_size_list import encode_fixed_size_list
@@ -38,20 +39,13 @@ from .flat import encode_flat
 from .nullable import all_nulls, wrap_no_nulls, wrap_some_nulls
 from .packed_struct import encode_packed_struct
 
-__all__ = ["EncodedPage", "PageSink", "build_encoder", "DICT_MIN_VALUES", "DICT_MAX_CARDINALITY"]
+__all__ = ["PageSink", "build_encoder", "column_encodings", "DICT_MIN_VALUES", "DICT_MAX_CARDINALITY"]
 
 # Automatic dictionary for string pages: at least this many values, fewer distinct ones.
 DICT_MIN_VALUES = 100
 DICT_MAX_CARDINALITY = 100
 COMPRESSION_KEY = "lance-encoding:compression"
 COMPRESSION_LEVEL_KEY = "lance-encoding:compression-level"
-
-
-@dataclass
-class EncodedPage:
-    encoding: pb.ArrayEncoding
-    buffers: list  # bytes-like, in buffer-index order
-    length: int
 
 
 class PageSink(Protocol):
@@ -357,3 +351,15 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, i
         if pa.types.is_dictionary(inner) or (fixed_width_bits(inner) is None and not pa.types.is_null(inner)):
             raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 stores fixed_size_list of fixed-width values only, not {t}")
     return LeafEncoder(col, max_page_bytes, _leaf_options(f), in_list)
+
+
+def column_encodings(schema, columns: dict[int, int]) -> list[pb.ColumnEncoding]:
+    """The ColumnEncoding of every column: ``values``, or ``blob{values}`` for blob columns."""
+    from google.protobuf import empty_pb2
+
+    values = pb.ColumnEncoding(values=empty_pb2.Empty())
+    out = [values] * len(columns)
+    for f in schema.walk():
+        if f.id in columns and f.is_blob:
+            out[columns[f.id]] = pb.ColumnEncoding(blob=pb.Blob(inner=values))
+    return out

@@ -27,7 +27,7 @@ def decode_packed_struct(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Ar
         raise page.error(f"PackedStruct with {len(msg.inner)} children cannot decode to {dtype}")
     fields = [dtype.field(i) for i in range(dtype.num_fields)]
     widths = []
-    for f, enc in zip(fields, msg.inner):
+    for f in fields:
         bits = fixed_width_bits(f.type)
         if bits is None or bits % 8:
             raise page.error(f"PackedStruct child {f.name!r} has {bits} bits, which does not fit {f.type}")

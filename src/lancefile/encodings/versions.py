@@ -1,0 +1,58 @@
+"""Which field-level layer reads and writes each file version.
+
+The reader and writer never import a version's modules directly: they ask
+:func:`codec_for` and use the three entry points of what it returns, so the 2.1/2.2
+structural layer plugs in here without touching the container or the public API.
+
+Example::
+
+    >>> from lancefile.format.version import resolve_version
+    >>> codec_for(resolve_version("2.0")).name
+    '2.0'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import UnsupportedVersionError
+from ..format.version import FileVersion, VersionInfo
+
+__all__ = ["VersionCodec", "codec_for"]
+
+
+@dataclass(frozen=True)
+class VersionCodec:
+    name: str
+    # schema -> {field id: column index}
+    assign_columns: Callable
+    # (layout, field, columns, page cache, projection keep-tree) -> FieldReader
+    build_reader: Callable
+    # (field, columns, max_page_bytes) -> FieldEncoder
+    build_encoder: Callable
+    # (schema, columns) -> ColumnEncoding message per column
+    column_encodings: Callable
+    # how pages describe their encoding: the Any type URL and the message class
+    page_encoding_url: str
+    page_encoding_message: type
+
+
+def _v2_0() -> VersionCodec:
+    from .._proto import encodings_v2_0_pb2 as pb
+    from ..format.container import ARRAY_ENCODING_URL
+    from .v2_0.encoder import build_encoder, column_encodings
+    from .v2_0.fields import assign_columns, build_reader
+
+    return VersionCodec("2.0", assign_columns, build_reader, build_encoder, column_encodings,
+                        ARRAY_ENCODING_URL, pb.ArrayEncoding)
+
+
+_CODECS: dict[FileVersion, Callable[[], VersionCodec]] = {FileVersion.V2_0: _v2_0}
+
+
+def codec_for(version: VersionInfo) -> VersionCodec:
+    make = _CODECS.get(version.version)
+    if make is None:
+        raise UnsupportedVersionError(f"Lance file version {version.name} has no encoding layer in lancefile yet")
+    return make()
