@@ -94,3 +94,30 @@ def test_flat_column_reads_zero_copy():
     addr = col.buffers()[1].address
     assert base <= addr < base + len(data)  # points into the file's memory: no copy
     assert col.to_numpy().tolist() == values.tolist()
+
+
+def test_projection_through_lists_and_packed_structs(tmp_path):
+    """Projection paths may pass through lists and packed structs; the reference is the judge."""
+    lance_file = pytest.importorskip("lance.file")
+    t = pa.table({
+        "ls": pa.array([[{"x": 1, "y": "a"}], []]),
+        "ps": pa.StructArray.from_arrays([pa.array([1, 2], pa.int32()), pa.array([3.0, 4.0])], ["a", "b"]),
+        "st": pa.array([{"p": 1, "q": 2}, {"p": 3, "q": 4}]),
+        "ll": pa.array([[[{"x": 1, "y": "a"}]], []]),
+    })
+    schema = t.schema.set(1, pa.field("ps", t.schema.field("ps").type, metadata={"packed": "true"}))
+    t = t.cast(schema)
+    path = tmp_path / "p.lance"
+    lancefile.write_table(t, path)
+    for cols in (["ls.item.x"], ["ps.a"], ["ps.b", "ps.a"], ["st.q", "st.p"], ["st.q", "st"], ["ls.item"],
+                 ["ll.item.item.y"], ["ls.item.y", "ls"], ["ll", "ls.item.y", "st.q"]):
+        ours = lancefile.LanceFileReader(path, columns=cols).read_all().to_table()
+        theirs = lance_file.LanceFileReader(str(path), columns=cols).read_all().to_table()
+        if cols[0].startswith("ps."):
+            # pylance 14.0.2 returns wrong values for packed-struct children ([1, 0] for [1, 2]):
+            # take its schema, and the values from the source table.
+            assert ours.schema.equals(theirs.schema), cols
+            names = [c.split(".")[1] for c in cols]
+            assert ours.column("ps").to_pylist() == [{n: row[n] for n in names} for row in t.column("ps").to_pylist()]
+        else:
+            assert ours.equals(theirs), cols

@@ -156,7 +156,13 @@ class LanceFileReader:
 
     # -- projection -------------------------------------------------------------------
     def _resolve_projection(self, columns):
-        """[(top-level field, keep-tree or None)] in the requested order."""
+        """[(top-level field, keep-tree or None)] in the requested order.
+
+        A keep-tree maps child field ids (in the order asked for) to their own keep-trees;
+        None means the whole field. Like the reference, ``["st.b", "st.a"]`` gives
+        ``struct<b, a>``, paths may pass through lists (``"ls.item.x"``) and packed structs,
+        and naming a whole field after some of its children appends the rest.
+        """
         if columns is None:
             return [(f, None) for f in self._lance_schema.fields]
         if isinstance(columns, str):
@@ -165,36 +171,19 @@ class LanceFileReader:
         keeps: dict[int, dict | None] = {}
         for name in columns:
             path = _field_path(self._lance_schema, name)  # fields from the top down
-            top = path[0]
-            if top.id not in keeps:
-                order.append(top)
-                keeps[top.id] = {}
-            node = keeps[top.id]
-            if node is None:
-                continue  # already whole
-            if len(path) == 1:
-                keeps[top.id] = None
-                continue
-            for f in path[1:-1]:
-                if not pa.types.is_struct(f.arrow_type):
-                    raise ColumnNotFoundError(f"cannot project into {name!r}: only struct fields can be split")
-                node = node.setdefault(f.id, {})
-                if node is None:
-                    break
-            else:
-                node[path[-1].id] = None
-        return [(f, keeps[f.id]) for f in order]
+            if path[0].id not in keeps:
+                order.append(path[0])
+                keeps[path[0].id] = {}
+            _keep_path(keeps, path)
+        return [(f, keeps[f.id] or None) for f in order]
 
     def _projected_schema(self) -> pa.Schema:
         """The user-facing schema (extension types restored); sets the storage schema too."""
         storage, user = [], []
-        for f, keep in self._projection:
-            if keep is None:
-                storage.append(f.to_arrow())
-                user.append(self._full_schema.field(self._full_schema.get_field_index(f.name)))
-            else:
-                storage.append(_pruned_field(f, keep))
-                user.append(storage[-1])
+        for (f, keep), reader in zip(self._projection, self._readers({})):
+            base = f.to_arrow()
+            storage.append(pa.field(f.name, reader.dtype, base.nullable, base.metadata))
+            user.append(self._full_schema.field(self._full_schema.get_field_index(f.name)) if keep is None else storage[-1])
         md = self._full_schema.metadata
         self._storage_schema = pa.schema(storage, metadata=md)
         return pa.schema(user, metadata=md)
@@ -375,8 +364,32 @@ def _field_path(schema: LanceSchema, name: str) -> list[LanceField]:
     return chain
 
 
+def _keep_path(holder: dict, path: list[LanceField]) -> None:
+    """Mark ``path`` (top-level field first) in a keep-tree."""
+    f, rest = path[0], path[1:]
+    node = holder[f.id]
+    if node is None:
+        return  # already whole
+    if not rest:
+        holder[f.id] = _whole(f, node)
+        return
+    node.setdefault(rest[0].id, {})
+    _keep_path(node, rest)
+
+
+def _whole(f: LanceField, node: dict) -> dict | None:
+    """Keep all of ``f``, after the children already asked for (in their order)."""
+    if not node or not f.children:
+        return None
+    by_id = {c.id: c for c in f.children}
+    out = {cid: (None if sub is None else _whole(by_id[cid], sub)) for cid, sub in node.items()}
+    for c in f.children:
+        out.setdefault(c.id, None)
+    return out
+
+
 def _kept(keep: dict, g: LanceField) -> bool:
-    """Whether field ``g`` lies inside the kept part of a pruned struct."""
+    """Whether field ``g`` is named anywhere in a keep-tree (used for size estimates)."""
     stack = [keep]
     while stack:
         node = stack.pop()
@@ -384,13 +397,3 @@ def _kept(keep: dict, g: LanceField) -> bool:
             return True
         stack.extend(v for v in node.values() if v is not None)
     return False
-
-
-def _pruned_field(f: LanceField, keep: dict) -> pa.Field:
-    by_id = {c.id: c for c in f.children}
-    kids = []
-    for cid, sub in keep.items():  # children in the order they were asked for, as the reference does
-        c = by_id[cid]
-        kids.append(c.to_arrow() if sub is None else _pruned_field(c, sub))
-    base = f.to_arrow()
-    return pa.field(f.name, pa.struct(kids), nullable=base.nullable, metadata=base.metadata)

@@ -265,24 +265,47 @@ def _check_column_encoding(layout: FileLayout, col: int, f: LanceField) -> str:
     raise UnsupportedEncodingError(f"{where} has column encoding {kind!r} and no decoder is registered to handle it")
 
 
+@dataclass
+class SelectReader(FieldReader):
+    """Picks (and orders) children of a struct decoded whole, e.g. a projected packed struct."""
+
+    inner: FieldReader
+    names: list[str]
+    dtype: pa.DataType
+
+    def read(self, sel: Selection) -> pa.Array:
+        arr = self.inner.read(sel)
+        fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
+        return pa.StructArray.from_arrays([arr.field(n) for n in self.names], fields=fields)
+
+
+def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
+    base = c.to_arrow()
+    return pa.field(base.name, dtype, base.nullable, base.metadata)
+
+
 def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cache: dict,
                  keep: dict | None = None) -> FieldReader:
-    """Build the reader of field ``f``. ``keep`` optionally restricts struct children (projection)."""
+    """Build the reader of field ``f``; ``keep`` (a projection keep-tree) selects children."""
     col = columns[f.id]
     t = f.arrow_type
-    if pa.types.is_struct(t) and not f.is_packed_struct_for(FileVersion.V2_0):
-        by_id = {c.id: c for c in f.children}
+    by_id = {c.id: c for c in f.children}
+    packed = pa.types.is_struct(t) and f.is_packed_struct_for(FileVersion.V2_0)
+    if pa.types.is_struct(t) and not packed:
         kids = f.children if keep is None else [by_id[i] for i in keep]  # in the order asked for
         readers = [build_reader(layout, c, columns, cache, None if keep is None else keep[c.id]) for c in kids]
-        if keep is None:
-            dtype = t
-        else:
-            arrow = [c.to_arrow() for c in kids]
-            dtype = pa.struct([pa.field(a.name, r.dtype, a.nullable, a.metadata) for a, r in zip(arrow, readers)])
+        dtype = t if keep is None else pa.struct([_child_field(c, r.dtype) for c, r in zip(kids, readers)])
         return StructReader(readers, dtype)
     pages = ColumnPages(layout, col, cache)
     if _is_list(t):
-        return ListReader(pages, build_reader(layout, f.children[0], columns, cache), t)
+        item = f.children[0]
+        items = build_reader(layout, item, columns, cache, None if keep is None else keep.get(item.id))
+        make = pa.large_list if pa.types.is_large_list(t) else pa.list_
+        return ListReader(pages, items, t if keep is None else make(_child_field(item, items.dtype)))
     if _check_column_encoding(layout, col, f) == "blob":
         return BlobReader(pages, t)
-    return LeafReader(pages, t)
+    whole = LeafReader(pages, t)
+    if packed and keep is not None:
+        kids = [by_id[i] for i in keep]
+        return SelectReader(whole, [c.name for c in kids], pa.struct([c.to_arrow() for c in kids]))
+    return whole
