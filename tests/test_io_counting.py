@@ -121,3 +121,18 @@ def test_projection_through_lists_and_packed_structs(tmp_path):
             assert ours.column("ps").to_pylist() == [{n: row[n] for n in names} for row in t.column("ps").to_pylist()]
         else:
             assert ours.equals(theirs), cols
+
+
+def test_sources_agree(tmp_path):
+    """A path, bytes, a Python file object and a pyarrow file give the same table."""
+    import io
+
+    t = pa.table({"x": pa.array(np.arange(5000)), "s": pa.array([str(i) for i in range(5000)])})
+    path = tmp_path / "s.lance"
+    lancefile.write_table(t, path)
+    data = path.read_bytes()
+    with open(path, "rb") as fh, pa.OSFile(str(path)) as native:
+        for src in (path, str(path), data, memoryview(data), pa.py_buffer(data), io.BytesIO(data), fh, native):
+            assert lancefile.LanceFileReader(src).take_rows([4999, 7]).to_table().equals(t.take([4999, 7])), src
+    with pytest.raises(TypeError, match="cannot read a Lance file from int"):
+        lancefile.LanceFileReader(42)

@@ -21,7 +21,7 @@ from typing import Protocol, Sequence
 
 from .errors import CorruptFileError, LanceIOError
 
-__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "CountingSource", "open_source"]
+__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "open_source"]
 
 # Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
 COALESCE_GAP = 4 * 1024
@@ -134,6 +134,35 @@ class InMemorySource(_BaseSource):
         return self._data[offset : offset + length]
 
 
+class FileObjectSource(_BaseSource):
+    """A seekable binary file object: ``open(..., "rb")``, ``io.BytesIO``, a pyarrow NativeFile.
+
+    Example::
+
+        >>> import io
+        >>> bytes(FileObjectSource(io.BytesIO(b"0123456789")).read(3, 4))
+        b'3456'
+    """
+
+    def __init__(self, fileobj, name: str | None = None) -> None:
+        self._f = fileobj
+        self.name = name or str(getattr(fileobj, "name", None) or f"<{type(fileobj).__name__}>")
+        self._lock = threading.Lock()
+        try:
+            self._size = fileobj.seek(0, os.SEEK_END)
+        except (OSError, ValueError) as exc:
+            raise LanceIOError(f"{self.name}: the file object is not seekable ({exc})") from exc
+
+    def read(self, offset: int, length: int) -> memoryview:
+        check_range(self.name, self._size, offset, length)
+        with self._lock:  # seek + read must not interleave between threads
+            self._f.seek(offset)
+            data = self._f.read(length)
+        if len(data) != length:
+            raise LanceIOError(f"{self.name}: short read at {offset} ({len(data)} of {length} bytes)")
+        return memoryview(data)
+
+
 class CountingSource(_BaseSource):
     """Wraps a source and counts the requests and bytes that reach it.
 
@@ -171,13 +200,15 @@ class CountingSource(_BaseSource):
 
 
 def open_source(source) -> ByteSource:
-    """Turn a path, bytes-like object or ByteSource into a ByteSource."""
+    """Turn a path, bytes-like object, seekable file object or ByteSource into a ByteSource."""
     if isinstance(source, (str, os.PathLike)):
         return LocalFileSource(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
         return InMemorySource(source)
     if hasattr(source, "read_many") and hasattr(source, "size"):
         return source
+    if hasattr(source, "seek") and hasattr(source, "read"):
+        return FileObjectSource(source)
     try:
         import pyarrow as pa
 
