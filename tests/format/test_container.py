@@ -108,7 +108,7 @@ def test_random_corruption_never_crashes(tmp_path):
             outcomes["error"] += 1
         except (pa.ArrowInvalid, OverflowError, ValueError) as exc:  # pragma: no cover - reported as a failure
             pytest.fail(f"non-Lance error {type(exc).__name__}: {exc}")
-    assert outcomes["ok"] + outcomes["error"] == 300
+    assert outcomes["error"] > 30, outcomes  # damage to the footer/metadata/offsets is detected
 
 
 def test_zero_byte_file_on_disk(tmp_path):
