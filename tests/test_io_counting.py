@@ -136,3 +136,22 @@ def test_sources_agree(tmp_path):
             assert lancefile.LanceFileReader(src).take_rows([4999, 7]).to_table().equals(t.take([4999, 7])), src
     with pytest.raises(TypeError, match="cannot read a Lance file from int"):
         lancefile.LanceFileReader(42)
+
+
+def test_page_dictionary_read_once_across_chunks(tmp_path, monkeypatch):
+    """A page spanning many read chunks fetches its dictionary once, not once per chunk."""
+    import lancefile.reader as reader_mod
+    from lancefile.format.container import read_layout
+
+    t = pa.table({"c": pa.array([["red", "green", "blue"][i % 3] for i in range(5000)])})
+    path = tmp_path / "d.lance"
+    lancefile.write_table(t, path)
+    data = path.read_bytes()
+    layout = read_layout(InMemorySource(data))
+    (page,) = layout.column(0).pages
+    items = page.buffers[1]  # dictionary items' offsets buffer (indices are buffer 0)
+    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 1)  # one batch per chunk
+    src, reader = _open(data)
+    got = reader.read_all(batch_size=100).to_table()
+    assert got.equals(t)
+    assert sum(1 for off, _ in src.ranges if off == items.position) == 1, src.ranges[:5]

@@ -285,8 +285,7 @@ class LanceFileReader:
             batch = self._read_selection(Selection.of_range(pos, end), readers)
             for off in range(0, len(batch), batch_size):
                 yield batch.slice(off, batch_size)
-            cache.clear()
-            pos = end
+            pos = end  # pages still in use stay cached; passed pages are evicted by the readers
 
     def _check_batch_size(self, batch_size: int) -> int:
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:

@@ -11,6 +11,7 @@ __all__ = [
     "array_from_fixed",
     "apply_validity",
     "gather_ranges",
+    "range_indices",
     "to_uint8",
     "concat_arrays",
 ]
@@ -36,15 +37,15 @@ def fixed_width_bits(dtype: pa.DataType) -> int | None:
         return None
 
 
-def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0, validity=None) -> pa.Array:
+def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> pa.Array:
     """Wrap raw little-endian values (bytes-like) as an Arrow array without copying."""
     buf = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
     if pa.types.is_fixed_size_list(dtype):
         d = dtype.list_size
         child = array_from_fixed(dtype.value_type, buf, (length + offset) * d)
         arr = pa.FixedSizeListArray.from_arrays(child, type=dtype)
-        return arr.slice(offset, length) if offset or validity is not None else arr
-    return pa.Array.from_buffers(dtype, length, [validity, buf], offset=offset)
+        return arr.slice(offset, length) if offset else arr
+    return pa.Array.from_buffers(dtype, length, [None, buf], offset=offset)
 
 
 def _bitmap_with_offset(valid: np.ndarray, offset: int) -> pa.Buffer:
@@ -79,15 +80,16 @@ def apply_validity(values: pa.Array, validity: pa.Array) -> pa.Array:
     return pa.Array.from_buffers(dtype, n, [bitmap] + bufs[1:], offset=values.offset)
 
 
+def range_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(s, s+l)`` for each (s, l), vectorised."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out_starts = np.cumsum(lengths) - lengths
+    return np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(np.asarray(starts, np.int64) - out_starts, lengths)
+
+
 def gather_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenate ``data[s:s+l]`` for each (s, l), vectorised."""
-    lengths = lengths.astype(np.int64, copy=False)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.empty(0, dtype=data.dtype)
-    out_starts = np.cumsum(lengths) - lengths
-    idx = np.arange(total, dtype=np.int64) + np.repeat(starts.astype(np.int64) - out_starts, lengths)
-    return data[idx]
+    return data[range_indices(starts, lengths)]
 
 
 def concat_arrays(parts: list[pa.Array], dtype: pa.DataType) -> pa.Array:

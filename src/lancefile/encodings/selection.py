@@ -8,7 +8,7 @@ Example::
 
     >>> Selection.of_range(10, 20).count
     10
-    >>> Selection.of_indices([3, 9]).span
+    >>> (Selection.of_indices([3, 9]).start, Selection.of_indices([3, 9]).stop)
     (3, 10)
 """
 
@@ -45,10 +45,6 @@ class Selection:
     @property
     def count(self) -> int:
         return self.stop - self.start if self.indices is None else len(self.indices)
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return self.start, self.stop
 
     def as_indices(self) -> np.ndarray:
         if self.indices is None:

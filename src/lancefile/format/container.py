@@ -61,9 +61,7 @@ TAIL_READ_BYTES = 64 * 1024
 _SCHEMA_NEAR = 1024 * 1024
 _FOOTER = struct.Struct("<QQQIIHH4s")
 
-TYPE_URL_PREFIX = "/"
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
-PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
 
 

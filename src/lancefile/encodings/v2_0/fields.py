@@ -23,7 +23,7 @@ from ...errors import CorruptFileError, UnsupportedEncodingError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
 from ...format.schema import LanceField, LanceSchema
 from ...format.version import FileVersion
-from ..arrowutil import concat_arrays
+from ..arrowutil import concat_arrays, range_indices
 from ..page import PageData
 from ..registry import decode_array
 from ..selection import Selection
@@ -80,6 +80,11 @@ class ColumnPages:
             got = self._cache[key] = PageData(self.layout, self.info, i)
         return got
 
+    def _evict_before(self, first: int) -> None:
+        """Forget pages a forward scan has passed (their dictionaries, decompressed buffers)."""
+        for key in [k for k in self._cache if k[0] == self.index and k[1] < first]:
+            del self._cache[key]
+
     def encoding(self, i: int) -> pb.ArrayEncoding:
         enc = self._encodings.get(i)
         if enc is None:
@@ -98,6 +103,7 @@ class ColumnPages:
         starts = self.starts
         first = int(np.searchsorted(starts, sel.start, side="right")) - 1
         last = int(np.searchsorted(starts, sel.stop - 1, side="right")) - 1
+        self._evict_before(first)
         if sel.is_range:
             for p in range(first, last + 1):
                 lo, hi = max(sel.start, starts[p]), min(sel.stop, starts[p + 1])
@@ -191,7 +197,7 @@ class ListReader(FieldReader):
                     f"{self.column.layout.path}: column {self.column.index} page {p}: list offsets decrease"
                 )
             if not local.is_range:
-                item_idx_parts.append(_expand(starts + base[p], lengths))
+                item_idx_parts.append(range_indices(starts + base[p], lengths))
             lengths_parts.append(lengths)
             valid_parts.append(valid)
         lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0, np.int64)
@@ -203,13 +209,6 @@ class ListReader(FieldReader):
             allidx = np.concatenate(item_idx_parts) if item_idx_parts else np.zeros(0, np.int64)
             items = self.items.read(Selection.of_indices(allidx))
         return _build_list(self.dtype, lengths, valid, items)
-
-
-def _expand(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenate ``arange(s, s+l)`` for each pair, vectorised."""
-    total = int(lengths.sum())
-    out_starts = np.cumsum(lengths) - lengths
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - out_starts, lengths)
 
 
 def _build_list(dtype: pa.DataType, lengths: np.ndarray, valid: np.ndarray, items: pa.Array) -> pa.Array:
