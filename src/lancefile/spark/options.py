@@ -1,0 +1,166 @@
+"""The options of the ``lance`` Spark data source, parsed once and checked.
+
+Spark passes options as strings in a case-insensitive map (keys arrive lower-cased), so
+column names are given in option *values*, never in keys.
+
+Read options
+    ``path`` (a file, a directory searched recursively, or a glob), ``columns`` (comma
+    separated; dotted names reach into structs), ``batchSize`` (rows per Arrow batch,
+    default 8192), ``splitRows`` (target rows per input partition; by default a split
+    holds about ``splitBytes``, 128 MiB, of the file), ``pushFilters`` (``true`` lets the
+    source apply Spark's filters itself; see :mod:`lancefile.spark`).
+
+Write options
+    ``version`` (file format version, default ``2.0``), ``maxPageBytes``,
+    ``maxRowsPerFile``, ``maxBytesPerFile`` (of Arrow data; a task rolls over to a new
+    file when one is reached), ``vectorColumns`` (``emb=768,img=512``: store these
+    ``array<float>`` columns as ``fixed_size_list``), and any ``lance-encoding:<key>``
+    with value ``column=setting,...`` (e.g. ``lance-encoding:compression`` =
+    ``text=zstd``), which becomes that column's field metadata.
+
+Example::
+
+    >>> ReadOptions.parse({"path": "/data", "columns": "id, emb", "splitrows": "1000"}).columns
+    ('id', 'emb')
+    >>> WriteOptions.parse({"path": "/out", "vectorcolumns": "emb=4"}).vector_columns
+    {'emb': 4}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..errors import InvalidInputError
+
+__all__ = ["ReadOptions", "WriteOptions", "DEFAULT_BATCH_SIZE", "DEFAULT_SPLIT_BYTES"]
+
+DEFAULT_BATCH_SIZE = 8192
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+ENCODING_PREFIX = "lance-encoding:"
+
+_READ_KEYS = {"path", "paths", "columns", "batchsize", "splitrows", "splitbytes", "pushfilters"}
+_WRITE_KEYS = {"path", "version", "maxpagebytes", "maxrowsperfile", "maxbytesperfile", "vectorcolumns"}
+
+
+def _lower(options: Mapping[str, str]) -> dict[str, str]:
+    return {str(k).lower(): v for k, v in options.items()}
+
+
+def _path(opts: dict[str, str]) -> str:
+    path = opts.get("path")
+    if not path:
+        raise InvalidInputError("the lance data source needs a path: .load(path) / .save(path) or option('path', ...)")
+    return path
+
+
+def _positive(opts: dict[str, str], key: str, default: int | None) -> int | None:
+    raw = opts.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(str(raw).replace("_", ""))
+    except ValueError:
+        raise InvalidInputError(f"option {key!r} must be a positive integer, not {raw!r}") from None
+    if value <= 0:
+        raise InvalidInputError(f"option {key!r} must be a positive integer, not {raw!r}")
+    return value
+
+
+def _flag(opts: dict[str, str], key: str) -> bool:
+    raw = str(opts.get(key, "false")).strip().lower()
+    if raw not in ("true", "false"):
+        raise InvalidInputError(f"option {key!r} must be 'true' or 'false', not {opts[key]!r}")
+    return raw == "true"
+
+
+def _pairs(raw: str, key: str) -> dict[str, str]:
+    """``'a=1, b=2'`` → ``{'a': '1', 'b': '2'}``."""
+    out: dict[str, str] = {}
+    for item in str(raw).split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.rpartition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InvalidInputError(f"option {key!r}: expected 'column=value' items, not {item.strip()!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _unknown(opts: dict[str, str], known: set[str], what: str) -> None:
+    for k in opts:
+        if k not in known and not k.startswith(ENCODING_PREFIX):
+            raise InvalidInputError(f"unknown {what} option {k!r}; known: {', '.join(sorted(known))}, {ENCODING_PREFIX}*")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Checked read options (see the module docstring)."""
+
+    path: str
+    columns: tuple[str, ...] | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    split_rows: int | None = None
+    split_bytes: int = DEFAULT_SPLIT_BYTES
+    push_filters: bool = False
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
+        opts = _lower(options)
+        _unknown({k: v for k, v in opts.items() if not k.startswith(ENCODING_PREFIX)}, _READ_KEYS, "read")
+        columns = None
+        if opts.get("columns"):
+            columns = tuple(c.strip() for c in str(opts["columns"]).split(",") if c.strip())
+            if not columns:
+                raise InvalidInputError("option 'columns' names no column")
+        return cls(
+            path=_path(opts),
+            columns=columns,
+            batch_size=_positive(opts, "batchsize", DEFAULT_BATCH_SIZE),
+            split_rows=_positive(opts, "splitrows", None),
+            split_bytes=_positive(opts, "splitbytes", DEFAULT_SPLIT_BYTES),
+            push_filters=_flag(opts, "pushfilters"),
+        )
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """Checked write options (see the module docstring)."""
+
+    path: str
+    version: str = "2.0"
+    max_page_bytes: int | None = None
+    max_rows_per_file: int | None = None
+    max_bytes_per_file: int | None = None
+    vector_columns: dict[str, int] = field(default_factory=dict)
+    field_metadata: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
+        from ..format.version import resolve_version
+
+        opts = _lower(options)
+        _unknown(opts, _WRITE_KEYS, "write")
+        version = resolve_version(opts.get("version") or "2.0", for_write=True).name
+        vectors = {}
+        for name, dim in _pairs(opts.get("vectorcolumns", ""), "vectorColumns").items():
+            try:
+                vectors[name] = int(dim)
+            except ValueError:
+                raise InvalidInputError(f"option 'vectorColumns': dimension of {name!r} must be an integer, not {dim!r}") from None
+            if vectors[name] <= 0:
+                raise InvalidInputError(f"option 'vectorColumns': dimension of {name!r} must be positive, not {dim}")
+        metadata: dict[str, dict[str, str]] = {}
+        for key, raw in opts.items():
+            if key.startswith(ENCODING_PREFIX):
+                for column, value in _pairs(raw, key).items():
+                    metadata.setdefault(column, {})[key] = value
+        return cls(
+            path=_path(opts),
+            version=version,
+            max_page_bytes=_positive(opts, "maxpagebytes", None),
+            max_rows_per_file=_positive(opts, "maxrowsperfile", None),
+            max_bytes_per_file=_positive(opts, "maxbytesperfile", None),
+            vector_columns=vectors,
+            field_metadata=metadata,
+        )

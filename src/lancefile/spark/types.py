@@ -1,0 +1,218 @@
+"""The type mapping between Spark SQL and Arrow/Lance, in both directions.
+
+Reading (Lance → Spark), :func:`spark_type_for` maps a file's Arrow type:
+
+==============================================  ====================================
+Arrow type in the file                          Spark type
+==============================================  ====================================
+bool                                            boolean
+int8 / int16 / int32 / int64                    tinyint / smallint / int / bigint
+uint8 / uint16 / uint32                         smallint / int / bigint (widened)
+uint64                                          decimal(20,0) (exact)
+float16 / float32, float64                      float, double
+decimal128/256 with precision <= 38             decimal(p,s)
+string / large_string / string_view             string
+binary / large_binary / binary_view / fsb       binary
+date32 / date64                                 date
+timestamp with a time zone                      timestamp (instant, microseconds)
+timestamp without a time zone                   timestamp_ntz (microseconds)
+time32 / time64                                 time(6)
+duration                                        interval day to second
+list / large_list / fixed_size_list             array (vectors arrive as arrays)
+struct                                          struct
+map                                             map
+dictionary<K, V>                                V (decoded)
+null                                            void
+extension types                                 their storage type
+==============================================  ====================================
+
+Nanosecond timestamps, times and durations are truncated to microseconds, Spark's
+precision. Anything else (unions, decimals wider than 38 digits, intervals of months)
+raises :class:`~lancefile.UnsupportedTypeError` naming the column.
+
+Writing (Spark → Lance), Spark hands the writer Arrow batches; every Spark type except
+those in :data:`UNWRITABLE` is stored as that Arrow type (``timestamp`` as
+``timestamp[us, tz=UTC]``, ``timestamp_ntz`` as ``timestamp[us]``, ``interval day to
+second`` as ``duration[us]``, ``char``/``varchar`` as ``string``). A column named in the
+``vector_columns`` option (``emb=768``) is stored as ``fixed_size_list<float, 768>``.
+
+Example::
+
+    >>> import pyarrow as pa
+    >>> spark_type_for(pa.list_(pa.float32(), 4), "emb").simpleString()
+    'array<float>'
+    >>> spark_type_for(pa.dictionary(pa.int32(), pa.string()), "cat").simpleString()
+    'string'
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from ..errors import InvalidInputError, UnsupportedTypeError
+
+__all__ = [
+    "spark_type_for",
+    "spark_schema_for",
+    "target_arrow_schema",
+    "conform_batch",
+    "check_writable",
+    "vector_target",
+]
+
+MAX_SPARK_DECIMAL_PRECISION = 38
+
+_SIMPLE = {
+    pa.bool_(): T.BooleanType(),
+    pa.int8(): T.ByteType(),
+    pa.int16(): T.ShortType(),
+    pa.int32(): T.IntegerType(),
+    pa.int64(): T.LongType(),
+    pa.uint8(): T.ShortType(),
+    pa.uint16(): T.IntegerType(),
+    pa.uint32(): T.LongType(),
+    pa.uint64(): T.DecimalType(20, 0),
+    pa.float16(): T.FloatType(),
+    pa.float32(): T.FloatType(),
+    pa.float64(): T.DoubleType(),
+    pa.date32(): T.DateType(),
+    pa.date64(): T.DateType(),
+    pa.null(): T.NullType(),
+}
+
+
+def spark_type_for(typ: pa.DataType, column: str) -> T.DataType:
+    """The Spark type a Lance column of Arrow type ``typ`` is read as (see the module table)."""
+    if isinstance(typ, pa.ExtensionType):
+        return spark_type_for(typ.storage_type, column)
+    simple = _SIMPLE.get(typ)
+    if simple is not None:
+        return simple
+    if pa.types.is_dictionary(typ):
+        return spark_type_for(typ.value_type, column)
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
+        return T.StringType()
+    if (pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_binary_view(typ)
+            or pa.types.is_fixed_size_binary(typ)):
+        return T.BinaryType()
+    if pa.types.is_decimal(typ):
+        if typ.precision > MAX_SPARK_DECIMAL_PRECISION:
+            raise UnsupportedTypeError(
+                f"column {column!r}: {typ} has more digits than Spark's decimal allows ({MAX_SPARK_DECIMAL_PRECISION})"
+            )
+        return T.DecimalType(typ.precision, typ.scale)
+    if pa.types.is_timestamp(typ):
+        return T.TimestampType() if typ.tz is not None else T.TimestampNTZType()
+    if pa.types.is_time(typ):
+        return T.TimeType(6)
+    if pa.types.is_duration(typ):
+        return T.DayTimeIntervalType(T.DayTimeIntervalType.DAY, T.DayTimeIntervalType.SECOND)
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        item = typ.value_field
+        return T.ArrayType(spark_type_for(item.type, f"{column}.{item.name}"), containsNull=item.nullable)
+    if pa.types.is_struct(typ):
+        return T.StructType([
+            T.StructField(typ.field(i).name, spark_type_for(typ.field(i).type, f"{column}.{typ.field(i).name}"),
+                          nullable=typ.field(i).nullable)
+            for i in range(typ.num_fields)
+        ])
+    if pa.types.is_map(typ):
+        return T.MapType(spark_type_for(typ.key_type, f"{column}.key"),
+                         spark_type_for(typ.item_type, f"{column}.value"),
+                         valueContainsNull=typ.item_field.nullable)
+    raise UnsupportedTypeError(f"column {column!r}: Arrow type {typ} has no Spark SQL equivalent")
+
+
+def spark_schema_for(schema: pa.Schema) -> T.StructType:
+    """The Spark schema of a Lance file's Arrow schema."""
+    return T.StructType([T.StructField(f.name, spark_type_for(f.type, f.name), nullable=f.nullable) for f in schema])
+
+
+def target_arrow_schema(schema: T.StructType) -> pa.Schema:
+    """The exact Arrow schema PySpark expects from a Python data source's ``read``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def _lossy_time(t: pa.DataType) -> bool:
+    return pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t)
+
+
+def _contains(t: pa.DataType, pred) -> bool:
+    if pred(t):
+        return True
+    if isinstance(t, pa.ExtensionType):
+        return _contains(t.storage_type, pred)
+    if pa.types.is_dictionary(t):
+        return _contains(t.value_type, pred)
+    return any(_contains(t.field(i).type, pred) for i in range(t.num_fields))
+
+
+def conform_array(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` cast to ``target``: dictionaries decoded, vectors as lists, time truncated to µs."""
+    if isinstance(arr.type, pa.ExtensionType):
+        arr = arr.storage
+    if arr.type == target:
+        return arr
+    # Spark holds microseconds; nanosecond values are truncated as Spark's Parquet reader does.
+    return arr.cast(target, safe=not _contains(arr.type, _lossy_time))
+
+
+def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """A batch whose schema equals ``target`` exactly (names, types, nullability)."""
+    if batch.schema.equals(target):
+        return batch
+    arrays = [conform_array(batch.column(i), target.field(i).type) for i in range(batch.num_columns)]
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+# -- writing ---------------------------------------------------------------------------
+
+#: Spark types the 2.0 writer cannot store, with the reason given to the user.
+UNWRITABLE = {
+    "MapType": "map columns need Lance file version 2.1 or later, which lancefile cannot write yet",
+    "YearMonthIntervalType": "Arrow has no type PySpark can hand over for year-month intervals",
+    "CalendarIntervalType": "calendar intervals have no Arrow equivalent",
+    "VariantType": "variant values have no Lance encoding yet",
+    "GeographyType": "geography values have no Lance encoding yet",
+    "GeometryType": "geometry values have no Lance encoding yet",
+}
+
+
+def check_writable(schema: T.StructType, version: str = "2.0") -> None:
+    """Raise :class:`UnsupportedTypeError` naming the first column Lance cannot store."""
+
+    def visit(dt: T.DataType, name: str) -> None:
+        reason = UNWRITABLE.get(type(dt).__name__)
+        if isinstance(dt, T.UserDefinedType):
+            visit(dt.sqlType(), name)
+            return
+        if reason is not None and not (isinstance(dt, T.MapType) and version not in ("2.0", "0.3")):
+            raise UnsupportedTypeError(f"column {name!r} ({dt.simpleString()}): {reason}")
+        if isinstance(dt, T.ArrayType):
+            visit(dt.elementType, f"{name}.element")
+        elif isinstance(dt, T.MapType):
+            visit(dt.keyType, f"{name}.key")
+            visit(dt.valueType, f"{name}.value")
+        elif isinstance(dt, T.StructType):
+            for f in dt.fields:
+                visit(f.dataType, f"{name}.{f.name}")
+
+    for f in schema.fields:
+        visit(f.dataType, f.name)
+
+
+def vector_target(field: T.StructField, dim: int) -> pa.DataType:
+    """The ``fixed_size_list`` type a vector column (``array<float|double|...>``) is stored as."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    if not isinstance(field.dataType, T.ArrayType) or not isinstance(field.dataType.elementType, T.NumericType):
+        raise InvalidInputError(
+            f"vector column {field.name!r} must be an array of numbers, not {field.dataType.simpleString()}"
+        )
+    if dim <= 0:
+        raise InvalidInputError(f"vector column {field.name!r}: dimension must be positive, not {dim}")
+    item = to_arrow_type(field.dataType.elementType)
+    return pa.list_(pa.field("item", item, nullable=field.dataType.containsNull), dim)
