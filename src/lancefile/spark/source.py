@@ -210,7 +210,11 @@ class LanceWriter(DataSourceArrowWriter):
     # -- on the executors -------------------------------------------------------------
     def _lance_schema(self, schema: pa.Schema) -> pa.Schema:
         """The Arrow schema written: vectors as fixed_size_list, field metadata applied."""
-        fields = [pa.field(f.name, self.vectors[f.name], f.nullable) if self.vectors.get(f.name) else f for f in schema]
+        fields = [
+            f.with_type(pa.list_(f.type.value_field.with_name("item"), self.vectors[f.name].list_size))
+            if self.vectors.get(f.name) and pa.types.is_list(f.type) else f
+            for f in schema
+        ]
         struct = pa.struct(fields)
         for column, md in self.options.field_metadata.items():
             struct = _set_metadata(struct, column.split("."), md, column)
@@ -233,7 +237,11 @@ class LanceWriter(DataSourceArrowWriter):
         partition = ctx.partitionId() if ctx else 0
         attempt = ctx.taskAttemptId() if ctx else uuid.uuid4().hex[:8]
         staging = os.path.join(self.staging, f"attempt-{attempt}")
-        os.makedirs(staging, exist_ok=True)
+        try:
+            # the driver made the job's directory; if it is gone the job was aborted
+            os.mkdir(staging)
+        except FileNotFoundError:
+            raise LanceIOError(f"{self.staging} is gone: the write job was aborted") from None
         max_rows = self.options.max_rows_per_file
         max_bytes = self.options.max_bytes_per_file
         files: list[tuple[str, str, int, int]] = []
@@ -361,5 +369,6 @@ class LanceDataSource(DataSource):
         root = local_path(opts.path)
         if os.path.isfile(root):
             raise LanceIOError(f"cannot write to {opts.path}: it is a file; the lance source writes a directory of files")
-        os.makedirs(root, exist_ok=True)
-        return LanceWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
+        writer = LanceWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
+        os.makedirs(writer.staging)  # tasks stage their files in here
+        return writer
