@@ -1,8 +1,9 @@
 """The ``lancefile`` command line.
 
 ``lancefile inspect FILE`` prints a file's version, rows, schema and, per column, its
-pages, encodings and sizes. ``lancefile demo`` runs the sample job (see
-:mod:`lancefile.demo`).
+pages, encodings and sizes. ``lancefile pipeline`` runs the main job, a Spark pipeline
+to Lance files and back (see :mod:`lancefile.spark.job`; needs ``lancefile[spark]``).
+``lancefile demo`` runs a small job without Spark (see :mod:`lancefile.demo`).
 
 Example::
 
@@ -88,7 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     p_demo = sub.add_parser("demo", help="write a sample table, read it back, and report")
     p_demo.add_argument("--out", default=None, help="directory for the sample file (default: a temp dir)")
     p_demo.add_argument("--rows", type=int, default=100_000)
+    p_pipe = sub.add_parser("pipeline", help="the main job: source -> Lance files with Spark -> filtered read-back")
+    from .spark.job import add_arguments
+
+    add_arguments(p_pipe)
     args = parser.parse_args(argv)
+    if args.command == "pipeline":
+        from .spark.job import run_from_args
+
+        return run_from_args(args)
     try:
         if args.command == "inspect":
             info = inspect_file(args.file)

@@ -1,0 +1,334 @@
+"""The main job: a Spark pipeline from a source table to Lance files and back.
+
+``lancefile pipeline`` starts Spark (local mode unless ``--master`` says otherwise),
+takes a source (a Parquet, CSV or JSON path, or a generated sample of an ML table with
+ids, text, categories, timestamps, scores and embedding vectors), writes it as Lance
+files through the ``lance`` data source, reads them back with a projection and a filter,
+checks the files with lancefile directly, and prints a summary.
+
+Example::
+
+    $ lancefile pipeline                                  # 200,000 generated rows, local[*]
+    $ lancefile pipeline --source events.parquet --out /data/events.lance-dir \\
+          --columns id,kind --where "kind = 'click'"
+    $ lancefile pipeline --master spark://10.0.0.5:7077 --out /shared/out     # a cluster
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from ..errors import InvalidInputError, LanceError
+
+__all__ = ["PipelineConfig", "run_pipeline", "main", "sample_dataframe"]
+
+SOURCE_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json"}
+CATEGORIES = ("books", "music", "sports", "news", "games", "travel", "food", "science")
+WORDS = ("lance", "spark", "vector", "table", "column", "page", "arrow", "embedding", "query", "file",
+         "batch", "model", "image", "token", "index", "search", "score", "label", "train", "data")
+
+
+@dataclass
+class PipelineConfig:
+    """What :func:`run_pipeline` does (the command line's options)."""
+
+    source: str | None = None
+    source_format: str | None = None
+    out: str | None = None
+    rows: int = 200_000
+    dim: int = 64
+    master: str = "local[*]"
+    columns: list[str] | None = None
+    where: str | None = None
+    max_rows_per_file: int | None = None
+    vector_columns: str | None = None
+    partitions: int | None = None
+    show: int = 5
+    keep: bool = True
+    stop_spark: bool = True  # False leaves the (possibly shared) session running
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+class Progress:
+    """Numbered steps with elapsed times, printed as they finish."""
+
+    def __init__(self, total: int, out=sys.stdout) -> None:
+        self.total, self.n, self.out = total, 0, out
+        self.start = time.perf_counter()
+        self.times: dict[str, float] = {}
+
+    def step(self, label: str):
+        progress = self
+
+        class _Step:
+            def __enter__(self):
+                progress.n += 1
+                self.t0 = time.perf_counter()
+                print(f"[{progress.n}/{progress.total}] {label} ...", file=progress.out, flush=True)
+                return self
+
+            def __exit__(self, exc_type, exc, tb):
+                dt = time.perf_counter() - self.t0
+                progress.times[label] = dt
+                if exc_type is None:
+                    print(f"      done in {dt:.1f} s", file=progress.out, flush=True)
+                return False
+
+        return _Step()
+
+
+def sample_dataframe(spark, rows: int, dim: int, partitions: int | None = None):
+    """A generated ML table: id, text, category, ts, score (with nulls), label, emb (array<float>)."""
+    words = ", ".join(f"'{w}'" for w in WORDS)
+    cats = ", ".join(f"'{c}'" for c in CATEGORIES)
+    parts = partitions or max(2, spark.sparkContext.defaultParallelism)
+    return spark.sql(f"""
+        SELECT
+          id,
+          concat_ws(' ', transform(sequence(1, 6 + cast(id % 11 AS int)),
+                    i -> element_at(array({words}), cast(pmod(hash(id, i), {len(WORDS)}) AS int) + 1))) AS text,
+          element_at(array({cats}), cast(pmod(hash(id, -1), {len(CATEGORIES)}) AS int) + 1) AS category,
+          timestamp_seconds(1700000000 + id * 37) AS ts,
+          if(pmod(hash(id, -2), 10) = 0, NULL, cast(pmod(hash(id, -3), 100000) / 100000.0 AS double)) AS score,
+          cast(pmod(hash(id, -4), 2) AS int) AS label,
+          transform(sequence(1, {int(dim)}), i -> cast(pmod(hash(id, i, -5), 20001) / 10000.0 - 1.0 AS float)) AS emb
+        FROM range(0, {int(rows)}, 1, {parts})
+    """)
+
+
+def source_format(cfg: PipelineConfig) -> str:
+    """The source's format (checked before Spark starts, so bad input fails fast)."""
+    path = cfg.source
+    if not os.path.exists(path):
+        raise InvalidInputError(f"source not found: {path}")
+    fmt = cfg.source_format
+    if fmt is None:
+        probe = path
+        if os.path.isdir(path):
+            names = [n for n in sorted(os.listdir(path)) if not n.startswith((".", "_"))]
+            probe = names[0] if names else ""
+        fmt = SOURCE_FORMATS.get(os.path.splitext(probe)[1].lower())
+        if fmt is None:
+            raise InvalidInputError(
+                f"cannot tell the format of {path}; name it .parquet/.csv/.json or pass --format parquet|csv|json"
+            )
+    if fmt not in ("parquet", "csv", "json"):
+        raise InvalidInputError(f"unsupported source format {fmt!r}: use parquet, csv or json")
+    return fmt
+
+
+def _read_source(spark, cfg: PipelineConfig, fmt: str):
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("inferSchema", "true")
+    return reader.load(cfg.source)
+
+
+def _first_rows(df, n: int) -> list:
+    """A few rows, ordered by the first column when it can be sorted.
+
+    Sorting reads the (filtered) data to its end; a bare ``limit`` stops the Python
+    reader mid-stream, which PySpark reports with a BrokenPipeError traceback.
+    """
+    from pyspark.sql import types as T
+
+    if n <= 0:
+        return []
+    first = df.schema.fields[0] if df.schema.fields else None
+    if first is not None and isinstance(first.dataType, (T.NumericType, T.StringType, T.DateType,
+                                                         T.TimestampType, T.TimestampNTZType)):
+        return df.orderBy(first.name).limit(n).collect()
+    return df.limit(n).collect()
+
+
+def _dir_size(path: str) -> tuple[int, int]:
+    from .files import list_lance_files
+
+    files = list_lance_files(path, must_exist=False)
+    return len(files), sum(os.path.getsize(f) for f in files)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
+    """Run the job; returns the summary it prints (rows, files, bytes, timings, sample rows)."""
+    import lancefile
+    import lancefile.spark as ls
+
+    from .files import list_lance_files
+
+    generated = cfg.source is None
+    target = cfg.out or tempfile.mkdtemp(prefix="lancefile-pipeline-")
+    target = os.path.abspath(target)
+    if cfg.rows <= 0 or cfg.dim <= 0:
+        raise InvalidInputError("--rows and --dim must be positive")
+    fmt = None if generated else source_format(cfg)
+    if os.path.isfile(target):
+        raise InvalidInputError(f"--out {target} is a file; give a directory (it is overwritten)")
+    progress = Progress(5, out)
+    with progress.step(f"starting Spark ({cfg.master})"):
+        conf = {"spark.sql.session.timeZone": "UTC", **cfg.conf}
+        spark = ls.session(cfg.master, "lancefile-pipeline", **conf)
+        spark.sparkContext.setLogLevel("ERROR")
+    try:
+        with progress.step("preparing the source" if not generated else
+                           f"generating a sample ML table ({cfg.rows:,} rows, {cfg.dim}-d embeddings)"):
+            df = sample_dataframe(spark, cfg.rows, cfg.dim, cfg.partitions) if generated else _read_source(spark, cfg, fmt)
+            if cfg.partitions and not generated:
+                df = df.repartition(cfg.partitions)
+            print(f"      schema: {df.schema.simpleString()}", file=out)
+
+        options = {}
+        vectors = cfg.vector_columns or (f"emb={cfg.dim}" if generated else None)
+        if vectors:
+            options["vectorColumns"] = vectors
+        if cfg.max_rows_per_file:
+            options["maxRowsPerFile"] = str(cfg.max_rows_per_file)
+        with progress.step(f"writing Lance files with Spark to {target}"):
+            ls.save(df, target, mode="overwrite", **options)
+            n_files, n_bytes = _dir_size(target)
+            print(f"      {n_files} file(s), {_size(n_bytes)}", file=out)
+
+        columns = cfg.columns or (["id", "category", "ts", "score"] if generated else None)
+        where = cfg.where if cfg.where is not None else ("category = 'sports' AND score > 0.5" if generated else None)
+        with progress.step("reading back with Spark" + (f": columns {', '.join(columns)}" if columns else "")
+                           + (f", where {where}" if where else "")):
+            reader = spark.read.format("lance")
+            if columns:
+                reader = reader.option("columns", ",".join(columns))
+            back = reader.load(target)
+            total = spark.read.format("lance").load(target).count()
+            selected = back.where(where) if where else back
+            matched = selected.count()
+            rows = _first_rows(selected, cfg.show)
+            print(f"      {total:,} rows in the files, {matched:,} match", file=out)
+
+        with progress.step("checking the files with lancefile (no Spark)"):
+            files = list_lance_files(target)
+            direct = sum(lancefile.LanceFileReader(f).num_rows() for f in files)
+            versions = sorted({lancefile.LanceFileReader(f).version for f in files})
+            if direct != total:
+                raise LanceError(f"lancefile counts {direct} rows in {target}, Spark counted {total}")
+    finally:
+        if cfg.stop_spark:
+            spark.stop()
+
+    summary = {
+        "source": cfg.source or "generated sample",
+        "output": target,
+        "rows": total,
+        "files": n_files,
+        "bytes": n_bytes,
+        "versions": versions,
+        "matched": matched,
+        "seconds": {k: round(v, 2) for k, v in progress.times.items()},
+        "total_seconds": round(time.perf_counter() - progress.start, 2),
+        "sample": [r.asDict() for r in rows],
+    }
+    _print_summary(summary, out)
+    if not cfg.keep:
+        shutil.rmtree(target, ignore_errors=True)
+    return summary
+
+
+def _print_summary(s: dict, out) -> None:
+    print("", file=out)
+    print("summary", file=out)
+    print(f"  source:   {s['source']}", file=out)
+    print(f"  output:   {s['output']}  ({s['files']} Lance file(s), version {', '.join(s['versions'])}, "
+          f"{_size(s['bytes'])})", file=out)
+    print(f"  rows:     {s['rows']:,} written and read back; {s['matched']:,} match the filter", file=out)
+    print(f"  time:     {s['total_seconds']:.1f} s in all", file=out)
+    for label, sec in s["seconds"].items():
+        print(f"            {sec:6.1f} s  {label}", file=out)
+    if s["sample"]:
+        print("  a few rows:", file=out)
+        for row in s["sample"]:
+            shown = {k: (str(v)[:40] + "…" if len(str(v)) > 40 else v) for k, v in row.items()}
+            print(f"    {shown}", file=out)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``lancefile pipeline`` options (shared with ``python -m lancefile.spark.job``)."""
+    p.add_argument("--source", help="a Parquet, CSV or JSON file or directory (default: a generated sample)")
+    p.add_argument("--format", dest="source_format", choices=("parquet", "csv", "json"),
+                   help="the source's format when its name does not tell")
+    p.add_argument("--out", help="output directory of Lance files (default: a new temp dir)")
+    p.add_argument("--rows", type=int, default=200_000, help="rows of the generated sample (default 200,000)")
+    p.add_argument("--dim", type=int, default=64, help="embedding dimension of the sample (default 64)")
+    p.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
+                   help="Spark master URL: local[*] (default) or spark://host:port for a cluster")
+    p.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
+                   help="columns to read back, comma separated")
+    p.add_argument("--where", help="a Spark SQL filter for the read-back")
+    p.add_argument("--max-rows-per-file", type=int, help="cap on rows per Lance file")
+    p.add_argument("--vector-columns", help="columns to store as fixed-size vectors: name=dim,...")
+    p.add_argument("--partitions", type=int, help="Spark partitions (= write tasks)")
+    p.add_argument("--show", type=int, default=5, help="rows to print (default 5)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
+
+
+def config_from_args(args: argparse.Namespace) -> PipelineConfig:
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidInputError(f"--conf takes KEY=VALUE, not {item!r}")
+        conf[key] = value
+    return PipelineConfig(
+        source=args.source, source_format=args.source_format, out=args.out, rows=args.rows, dim=args.dim,
+        master=args.master, columns=args.columns, where=args.where, max_rows_per_file=args.max_rows_per_file,
+        vector_columns=args.vector_columns, partitions=args.partitions, show=args.show, conf=conf,
+    )
+
+
+def run_from_args(args: argparse.Namespace, *, stop_spark: bool = True) -> int:
+    """Run the pipeline; a clear message and a non-zero status (2: bad input) on failure."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("lancefile: error: the pipeline needs PySpark: pip install 'lancefile[spark]'", file=sys.stderr)
+        return 2
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        print("lancefile: error: Spark needs Java 17 or later (no java on PATH, no JAVA_HOME)", file=sys.stderr)
+        return 2
+    try:
+        cfg = config_from_args(args)
+        cfg.stop_spark = stop_spark
+        run_pipeline(cfg)
+    except InvalidInputError as exc:
+        print(f"lancefile: error: {exc}", file=sys.stderr)
+        return 2
+    except LanceError as exc:
+        print(f"lancefile: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # Spark's own errors (bad --where, unreachable master...)
+        from pyspark.errors import PySparkException
+
+        if isinstance(exc, PySparkException):
+            print(f"lancefile: error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+            return 2 if type(exc).__name__ in ("AnalysisException", "ParseException") else 1
+        raise
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lancefile.spark.job", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

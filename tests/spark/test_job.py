@@ -1,0 +1,96 @@
+"""The main job, ``lancefile pipeline``: generated and user sources, the summary, bad input."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import lancefile
+from lancefile.cli import main as cli_main
+from lancefile.spark.job import PipelineConfig, run_pipeline
+from tests.conftest import reference_read
+from tests.spark.conftest import lance_files
+
+
+def _all_rows(path: str) -> pa.Table:
+    return pa.concat_tables([lancefile.read_table(os.path.join(path, f)) for f in lance_files(path)])
+
+
+def test_pipeline_on_the_generated_sample(spark, tmp_path):
+    out = str(tmp_path / "out")
+    text = io.StringIO()
+    cfg = PipelineConfig(rows=3000, dim=8, out=out, partitions=2, max_rows_per_file=1000, stop_spark=False)
+    summary = run_pipeline(cfg, out=text)
+    table = _all_rows(out)
+    assert summary["rows"] == table.num_rows == 3000
+    assert summary["files"] == len(lance_files(out)) == 4
+    assert summary["bytes"] == sum(os.path.getsize(os.path.join(out, f)) for f in lance_files(out))
+    want = pc.sum(pc.and_(pc.equal(table["category"], "sports"), pc.greater(table["score"], 0.5))).as_py()
+    assert summary["matched"] == want > 0
+    assert table.schema.field("emb").type.list_size == 8
+    assert sorted(table.column("id").to_pylist()) == list(range(3000))
+    assert reference_read(os.path.join(out, lance_files(out)[0])).num_rows == 1000
+    printed = text.getvalue()
+    assert "[5/5]" in printed and "summary" in printed and "3,000 written and read back" in printed
+    assert len(summary["sample"]) == 5 and all(r["category"] == "sports" for r in summary["sample"])
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_pipeline_from_a_user_file(spark, tmp_path, fmt):
+    table = pa.table({"id": list(range(500)), "kind": [["click", "view"][i % 2] for i in range(500)],
+                      "value": [i / 10 for i in range(500)]})
+    src = str(tmp_path / f"events.{fmt}")
+    (pq.write_table if fmt == "parquet" else pacsv.write_csv)(table, src)
+    out = str(tmp_path / "out")
+    cfg = PipelineConfig(source=src, out=out, columns=["id", "value"], where="value >= 25", stop_spark=False,
+                         show=3)
+    summary = run_pipeline(cfg, out=io.StringIO())
+    assert summary["rows"] == 500 and summary["matched"] == 250
+    assert [r["id"] for r in summary["sample"]] == [250, 251, 252]
+    assert _all_rows(out).sort_by("id").column("kind").to_pylist() == table.column("kind").to_pylist()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--source", "/nonexistent/data.parquet"], "source not found: /nonexistent/data.parquet"),
+    (["--source", "{tmp}/data.txt"], "cannot tell the format of"),
+    (["--rows", "0"], "--rows and --dim must be positive"),
+    (["--out", "{tmp}/data.txt"], "is a file"),
+])
+def test_bad_input_fails_fast_with_status_2(tmp_path, capsys, args, message):
+    (tmp_path / "data.txt").write_text("x")
+    status = cli_main(["pipeline", *[a.format(tmp=tmp_path) for a in args]])
+    assert status == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_filter_is_reported_not_raised(spark, tmp_path, capsys):
+    from lancefile.spark.job import add_arguments, run_from_args
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--rows", "100", "--dim", "2", "--out", str(tmp_path / "o"), "--where", "no_such_col > 1"])
+    assert run_from_args(args, stop_spark=False) == 2
+    assert "no_such_col" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_readme_run_command(tmp_path):
+    """``lancefile pipeline`` as a user runs it: its own Spark, in a fresh process."""
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lancefile", "pipeline", "--rows", "2000", "--dim", "4", "--out", str(out),
+         "--master", "local[2]", "--conf", "spark.ui.enabled=false"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2,000 written and read back" in proc.stdout
+    assert _all_rows(str(out)).num_rows == 2000
