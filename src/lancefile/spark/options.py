@@ -107,7 +107,7 @@ class ReadOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
         opts = _lower(options)
-        _unknown({k: v for k, v in opts.items() if not k.startswith(ENCODING_PREFIX)}, _READ_KEYS, "read")
+        _unknown(opts, _READ_KEYS, "read")
         columns = None
         if opts.get("columns"):
             columns = tuple(c.strip() for c in str(opts["columns"]).split(",") if c.strip())
