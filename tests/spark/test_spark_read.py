@@ -111,7 +111,8 @@ FILTER_QUERIES = [
     "f in (double('NaN'), 2.0)",
     "s like 'ab%'", "s like '%c'", "s like '%ä%'", "s = 'abc'", "s > 'b'", "not (s like 'ab%')", "s in ('abc', 'x')",
     "d > date'2024-01-03'", "dec >= 2.50", "b", "not b", "b <=> null",
-    "id > 100 and k = 2 and s like 'a%'", "id < 10 or k = 3", "st.a > 5", "ts > timestamp'2024-01-01 00:00:05'",
+    "id > 100 and k = 2 and s like 'a%'", "id < 10 or k = 3", "st.a > 5",
+    "ts > timestamp'1970-01-01 00:00:05'", "ts <= timestamp'1970-01-01 02:46:39.5'", "ts in (timestamp'1970-01-01 00:00:09')",
 ]
 
 
@@ -158,6 +159,10 @@ def test_pushed_filters_are_applied_by_lancefile(spark, filter_data):
     assert "Filter (" not in plan(pushed)
     want = sum(1 for i in range(10_000) if i % 7 and i % 5 == 4 and i % 9)
     assert pushed.count() == plain.count() == want
+    at = spark.read.format("lance").option("pushFilters", "true").load(filter_data).filter(
+        "ts >= timestamp'1970-01-01 02:46:00' and d = date'1970-01-01' and dec > 1.0")
+    assert "Filter (" not in plan(at)
+    assert sorted(r.id for r in at.select("id").collect()) == [9970, 9980]
 
 
 def test_a_filtered_query_does_not_leak_into_later_ones(spark, filter_data):

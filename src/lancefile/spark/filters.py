@@ -11,8 +11,9 @@ goes back to Spark. The semantics kept here:
 * Strings compare by their UTF-8 bytes (Spark's default ``UTF8_BINARY`` collation);
   ``LIKE 'abc%'``, ``'%abc'`` and ``'%abc%'`` are byte-wise prefix, suffix and substring tests.
 
-Filters on columns of other types (timestamps, nested values, binary, intervals...) are
-declined: Spark still applies them, so answers stay exact.
+Timestamps compare as instants (Spark hands an aware datetime). Filters on columns of
+other types (nested values, intervals...) are declined: Spark still applies them, so
+answers stay exact. (Spark 4.3 pushes no filter on ``timestamp_ntz`` or binary columns.)
 
 Example::
 
@@ -53,6 +54,7 @@ _LITERALS: dict[type, tuple[type, ...]] = {
     T.DecimalType: (int, decimal.Decimal),
     T.StringType: (str,),
     T.DateType: (datetime.date,),
+    T.TimestampType: (datetime.datetime,),  # Spark passes an aware datetime (UTC)
 }
 
 
@@ -73,6 +75,8 @@ def _literal_ok(dt: T.DataType, value) -> bool:
         return False
     if isinstance(dt, T.DateType) and isinstance(value, datetime.datetime):
         return False
+    if isinstance(dt, T.TimestampType) and getattr(value, "tzinfo", None) is None:
+        return False  # a naive instant would be ambiguous
     if isinstance(dt, T.StringType) and getattr(dt, "collation", "UTF8_BINARY") not in ("UTF8_BINARY", None):
         return False
     if not isinstance(value, kinds):
@@ -82,16 +86,26 @@ def _literal_ok(dt: T.DataType, value) -> bool:
     from pyspark.sql.pandas.types import to_arrow_type
 
     try:  # the literal must be representable in the column's type (range, decimal scale)
-        pa.scalar(value, type=to_arrow_type(dt))
+        pa.scalar(value, type=to_arrow_type(dt, timezone="UTC"))
     except (pa.ArrowException, ValueError, TypeError, OverflowError):
         return False
     return True
 
 
 def accepts(f: D.Filter, schema: T.StructType) -> bool:
-    """Whether :func:`evaluate` applies ``f`` exactly on batches of ``schema``."""
+    """Whether :func:`evaluate` applies ``f`` exactly on batches of ``schema``.
+
+    Never raises: a filter it cannot judge is declined and left to Spark.
+    """
+    try:
+        return _accepts(f, schema)
+    except Exception:  # noqa: BLE001 - declining is always safe
+        return False
+
+
+def _accepts(f: D.Filter, schema: T.StructType) -> bool:
     if isinstance(f, D.Not):
-        return accepts(f.child, schema)
+        return _accepts(f.child, schema)
     dt = _column_type(schema, f.attribute)
     if dt is None:
         return False
