@@ -88,6 +88,11 @@ def test_columns_option_and_user_schema_project(spark, big_file):
     assert nested.schema.simpleString() == "struct<st:struct<b:double>,id:bigint>"
     assert nested.orderBy("id").take(2)[1].st.b == 0.5
 
+    folded = spark.read.format("lance").option("columns", "NAME, St.B").load(path)  # as Spark: any case
+    assert folded.schema.simpleString() == "struct<name:string,st:struct<b:double>>"
+    assert folded.count() == 10_000
+    assert spark.read.format("lance").schema("ID bigint").load(path).toArrow().column(0).to_pylist()[:3] == [0, 1, 2]
+
     narrow = spark.read.format("lance").schema("x double, st struct<a: bigint>").load(path)
     got = narrow.toArrow()
     assert got.column("x").to_pylist() == table.column("x").to_pylist()

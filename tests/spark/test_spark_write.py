@@ -167,6 +167,12 @@ def test_commit_removes_what_failed_attempts_left(spark, out):
     assert all_entries(out) == lance_files(out)  # the failed attempt's 5 staged files are gone
 
 
+def test_a_dotted_column_name_is_refused_before_any_task(spark, out):
+    with pytest.raises(Exception, match=r"column 'a\.b': Lance column names cannot contain '\.'"):
+        spark.sql("select 1 as `a.b`").write.format("lance").mode("append").save(out)
+    assert all_entries(out) == [] if os.path.exists(out) else True
+
+
 def test_writing_to_a_file_path_is_refused(spark, tmp_path):
     target = tmp_path / "a.lance"
     lancefile.write_table(pa.table({"id": [1]}), str(target))

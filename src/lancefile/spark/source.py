@@ -101,24 +101,56 @@ def _projection(wanted: T.StructType, available: T.StructType) -> list[str]:
     """Column paths to read so the file gives ``wanted`` (a user schema or ``columns``)."""
     paths = []
     for f in wanted.fields:
-        if f.name not in available.names:
-            raise ColumnNotFoundError(
-                f"column {f.name!r} is not in the Lance files; they have {', '.join(available.names)}"
-            )
-        have = available[f.name].dataType
-        sub = _struct_paths(f.dataType, have, f.name)
+        name = f.name
+        if name not in available.names:  # Spark's names are case-insensitive
+            folded = [n for n in available.names if n.lower() == name.lower()]
+            if len(folded) != 1:
+                raise ColumnNotFoundError(
+                    f"column {name!r} is not in the Lance files; they have {', '.join(available.names)}"
+                )
+            name = folded[0]
+        have = available[name].dataType
+        sub = _struct_paths(f.dataType, have, name)
         if sub is None and _without_nullability(f.dataType) != _without_nullability(have):
             raise SchemaMismatchError(
                 f"column {f.name!r}: the given schema says {f.dataType.simpleString()}, "
                 f"the Lance files hold {have.simpleString()}"
             )
-        paths.extend(sub if sub is not None else [f.name])
+        paths.extend(sub if sub is not None else [name])
     return paths
+
+
+def _resolve_name(name: str, schema: pa.Schema) -> str:
+    """``name`` (dotted for nested fields) spelled as in the file; Spark matches names
+    case-insensitively, and so do we when exactly one field matches."""
+    if "." not in name and name in schema.names:
+        return name
+    parts, out = name.split("."), []
+    fields = list(schema)
+    for part in parts:
+        exact = [f for f in fields if f.name == part]
+        folded = exact or [f for f in fields if f.name.lower() == part.lower()]
+        if len(folded) != 1:
+            return name  # unknown or ambiguous: the reader reports it
+        f = folded[0]
+        out.append(f.name)
+        t = f.type
+        while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            fields = [t.value_field]
+            t = None
+        if t is not None:
+            fields = [t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else []
+    return ".".join(out)
+
+
+def _columns(columns: tuple[str, ...], infos: list[LanceFileInfo]) -> list[str]:
+    schema = infos[0].schema
+    return [_resolve_name(c, schema) for c in columns]
 
 
 def _columns_schema(columns: tuple[str, ...], infos: list[LanceFileInfo]) -> T.StructType:
     """The Spark schema of the ``columns`` option, as the reader projects it."""
-    with LanceFileReader(infos[0].path, columns=list(columns)) as r:
+    with LanceFileReader(infos[0].path, columns=_columns(columns, infos)) as r:
         return spark_schema_for(r.schema)
 
 
@@ -357,7 +389,7 @@ class LanceDataSource(DataSource):
         infos = self._scan()
         available = spark_schema_for(common_schema(infos))
         if opts.columns and _without_nullability(schema) == _without_nullability(_columns_schema(opts.columns, infos)):
-            columns = list(opts.columns)  # may reach through lists, which a schema cannot say
+            columns = _columns(opts.columns, infos)  # may reach through lists, which a schema cannot say
         else:
             columns = _projection(schema, available)
         cls = LanceFilteringReader if opts.push_filters else LanceReader
@@ -369,6 +401,11 @@ class LanceDataSource(DataSource):
         root = local_path(opts.path)
         if os.path.isfile(root):
             raise LanceIOError(f"cannot write to {opts.path}: it is a file; the lance source writes a directory of files")
+        for f in schema.fields:  # what the file schema refuses, refused before any task starts
+            if "." in f.name:
+                raise InvalidInputError(
+                    f"column {f.name!r}: Lance column names cannot contain '.' (it separates nested names); rename it"
+                )
         writer = LanceWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
         os.makedirs(writer.staging)  # tasks stage their files in here
         return writer

@@ -34,7 +34,8 @@ Writing (Spark → Lance), Spark hands the writer Arrow batches; every Spark typ
 those in :data:`UNWRITABLE` is stored as that Arrow type (``timestamp`` as
 ``timestamp[us, tz=UTC]``, ``timestamp_ntz`` as ``timestamp[us]``, ``interval day to
 second`` as ``duration[us]``, ``char``/``varchar`` as ``string``). A column named in the
-``vector_columns`` option (``emb=768``) is stored as ``fixed_size_list<float, 768>``.
+``vectorColumns`` option (``emb=768``) is stored as ``fixed_size_list<T, 768>``, ``T``
+being its element type (``float`` for ``array<float>``); it reads back as ``array<T>``.
 
 Example::
 
