@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+import lancefile
+
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 HOST = "127.0.0.1"
@@ -381,6 +383,17 @@ def test_write_and_read_on_a_standalone_cluster(tmp_path: Path) -> None:
         assert sorted(p.name for p in data_dir.iterdir()) == lance_files
         strays = [str(p) for p in dirs["work"].rglob("*") if p.name in ("table", "_temporary") or p.suffix == ".lance"]
         assert not strays, f"files written relative to the executor's directory: {strays}"
+
+        # The main job runs unchanged on the cluster: only --master differs from local mode.
+        pipe_out = tmp_path / "pipeline-out"
+        pipeline = subprocess.run(
+            [sys.executable, "-m", "lancefile", "pipeline", "--master", master_url, "--rows", "3000", "--dim", "4",
+             "--out", str(pipe_out), "--conf", "spark.ui.enabled=false"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=JOB_TIMEOUT,
+        )
+        assert pipeline.returncode == 0, f"{pipeline.stdout[-2000:]}\n{pipeline.stderr[-3000:]}\n{diagnostics()}"
+        assert "3,000 written and read back" in pipeline.stdout, pipeline.stdout
+        assert sum(lancefile.LanceFileReader(str(f)).num_rows() for f in pipe_out.glob("*.lance")) == 3000
         failed = False
         print(f"\ncluster test: master up {t_master - t0:.1f} s, worker alive {t_worker - t_master:.1f} s later, "
               f"driver done {t_job - t_driver:.1f} s after its start (its own clock: {out['timings']})")
