@@ -21,10 +21,12 @@ from typing import Protocol, Sequence
 
 from .errors import CorruptFileError, LanceIOError
 
-__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "open_source"]
+__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "open_source",
+           "read_into"]
 
 # Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
 COALESCE_GAP = 4 * 1024
+_PREADV = hasattr(os, "preadv")
 
 
 class ByteSource(Protocol):
@@ -40,6 +42,19 @@ class ByteSource(Protocol):
     def read_many(self, ranges: Sequence[tuple[int, int]]) -> list[memoryview]: ...
 
     def close(self) -> None: ...
+
+    # Optional: ``read_into(offset, out)`` fills the writable buffer ``out`` with the bytes at
+    # ``offset`` (one request, no intermediate copy); see :func:`read_into`. A true
+    # ``thread_safe`` attribute lets a reader issue reads from several threads at once.
+
+
+def read_into(source: ByteSource, offset: int, out: memoryview) -> None:
+    """Read ``len(out)`` bytes at ``offset`` into ``out``, as one request of ``source``."""
+    fn = getattr(source, "read_into", None)
+    if fn is not None:
+        fn(offset, out)
+    else:
+        out[:] = source.read(offset, len(out))
 
 
 def check_range(name: str, size: int, offset: int, length: int, what: str = "range") -> None:
@@ -79,6 +94,9 @@ class _BaseSource:
             i = j
         return out  # type: ignore[return-value]
 
+    def read_into(self, offset: int, out: memoryview) -> None:
+        out[:] = self.read(offset, len(out))
+
     def close(self) -> None:
         pass
 
@@ -91,6 +109,8 @@ class _BaseSource:
 
 class LocalFileSource(_BaseSource):
     """A local file read with ``os.pread`` (thread-safe, no shared file position)."""
+
+    thread_safe = True
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.name = os.fspath(path)
@@ -109,6 +129,23 @@ class LocalFileSource(_BaseSource):
             raise LanceIOError(f"{self.name}: short read at {offset} ({len(data)} of {length} bytes)")
         return memoryview(data)
 
+    def read_into(self, offset: int, out: memoryview) -> None:
+        length = len(out)
+        if offset < 0 or offset + length > self._size:
+            check_range(self.name, self._size, offset, length)
+        # straight into the caller's buffer: no bytes object, no copy
+        done = os.preadv(self._fd, [out], offset) if _PREADV else self._pread_into(out, offset)
+        while done < length:  # a read may be short
+            n = os.preadv(self._fd, [out[done:]], offset + done) if _PREADV else self._pread_into(out[done:], offset + done)
+            if n <= 0:
+                raise LanceIOError(f"{self.name}: short read at {offset} ({done} of {length} bytes)")
+            done += n
+
+    def _pread_into(self, out: memoryview, offset: int) -> int:
+        data = os.pread(self._fd, len(out), offset)
+        out[: len(data)] = data
+        return len(data)
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
@@ -124,6 +161,8 @@ class LocalFileSource(_BaseSource):
 class InMemorySource(_BaseSource):
     """A Lance file held in memory (bytes, bytearray, memoryview or a pyarrow Buffer)."""
 
+    thread_safe = True
+
     def __init__(self, data, name: str = "<memory>") -> None:
         self._data = memoryview(data).cast("B")
         self._size = len(self._data)
@@ -132,6 +171,10 @@ class InMemorySource(_BaseSource):
     def read(self, offset: int, length: int) -> memoryview:
         check_range(self.name, self._size, offset, length)
         return self._data[offset : offset + length]
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        check_range(self.name, self._size, offset, len(out))
+        out[:] = self._data[offset : offset + len(out)]
 
 
 class FileObjectSource(_BaseSource):
@@ -143,6 +186,8 @@ class FileObjectSource(_BaseSource):
         >>> bytes(FileObjectSource(io.BytesIO(b"0123456789")).read(3, 4))
         b'3456'
     """
+
+    thread_safe = True  # seek + read happen under a lock
 
     def __init__(self, fileobj, name: str | None = None) -> None:
         self._f = fileobj
@@ -176,6 +221,7 @@ class CountingSource(_BaseSource):
 
     def __init__(self, inner: ByteSource) -> None:
         self.inner = inner
+        self.thread_safe = bool(getattr(inner, "thread_safe", False))
         self.name = inner.name
         self._size = inner.size
         self.requests = 0
@@ -184,11 +230,18 @@ class CountingSource(_BaseSource):
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
+        self._count(offset, length)
+        return self.inner.read(offset, length)
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        self._count(offset, len(out))
+        read_into(self.inner, offset, out)
+
+    def _count(self, offset: int, length: int) -> None:
         with self._lock:
             self.requests += 1
             self.bytes_read += length
             self.ranges.append((offset, length))
-        return self.inner.read(offset, length)
 
     def reset(self) -> None:
         self.requests = 0

@@ -19,6 +19,9 @@ Example::
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -35,9 +38,17 @@ from .io import ByteSource, open_source
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
 DEFAULT_BATCH_SIZE = 1024
-# Rows are decoded in chunks of about this many bytes and then cut into batches, so a
-# small batch size does not multiply the per-page work.
+# Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
+# batches, so a small batch size does not multiply the per-page work. A scan holds about
+# one chunk at a time, whatever the file's size.
 READ_CHUNK_BYTES = 16 * 1024 * 1024
+# Wide projections get bigger chunks, so each column is read in pieces of at least this
+# size (per-column work is amortised), up to MAX_READ_CHUNK_BYTES in all.
+MIN_COLUMN_CHUNK_BYTES = 64 * 1024
+MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
+# Scan chunks of at least this many rows decode their fields on this many threads.
+READ_THREADS = max(1, min(4, os.cpu_count() or 1))
+PARALLEL_MIN_ROWS = 8192
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,8 @@ class LanceFileReader:
         self._source: ByteSource = open_source(path)
         self.path = self._source.name
         self._layout: FileLayout = read_layout(self._source)
+        # fields are decoded on several threads only if the source says it can take that
+        self._parallel = READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
         gb0 = self._layout.global_buffers[0]
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
         self._codec = codec_for(self._layout.version)
@@ -178,18 +191,22 @@ class LanceFileReader:
         return [(f, keeps[f.id] or None) for f in order]
 
     def _projected_schema(self) -> pa.Schema:
-        """The user-facing schema (extension types restored); sets the storage schema too."""
+        """The user-facing schema (extension types restored); sets the storage schema and
+        builds the field readers (once: every read reuses them with its own page cache)."""
         storage, user = [], []
-        for (f, keep), reader in zip(self._projection, self._readers({})):
+        self._field_readers = [self._codec.build_reader(self._layout, f, self._columns, keep)
+                               for f, keep in self._projection]
+        names = self._full_schema.names
+        index = {n: i for i, n in enumerate(names)}
+        index.update({n: -1 for n in names if names.count(n) > 1} if len(index) < len(names) else {})
+        for (f, keep), reader in zip(self._projection, self._field_readers):
             base = f.to_arrow()
             storage.append(pa.field(f.name, reader.dtype, base.nullable, base.metadata))
-            user.append(self._full_schema.field(self._full_schema.get_field_index(f.name)) if keep is None else storage[-1])
+            # index: what Schema.get_field_index gives (-1 for a duplicated name), without its linear search
+            user.append(self._full_schema.field(index.get(f.name, -1)) if keep is None else storage[-1])
         md = self._full_schema.metadata
         self._storage_schema = pa.schema(storage, metadata=md)
         return pa.schema(user, metadata=md)
-
-    def _readers(self, cache: dict):
-        return [self._codec.build_reader(self._layout, f, self._columns, cache, keep) for f, keep in self._projection]
 
     # -- public API -------------------------------------------------------------------
     def num_rows(self) -> int:
@@ -252,20 +269,35 @@ class LanceFileReader:
                     wanted.append(self._columns[g.id])
         return wanted
 
-    def _chunk_rows(self, batch_size: int) -> int:
-        """Rows decoded at once: about READ_CHUNK_BYTES of the projected columns' data."""
-        rows = max(self._num_rows, 1)
-        data = sum(b.size for c in self._projected_columns() for p in self._layout.column(c).pages for b in p.buffers)
-        per_row = max(1, data // rows)
-        chunk = max(batch_size, READ_CHUNK_BYTES // per_row)
+    def _chunk_rows(self, batch_size: int, row_bytes: float, target: int) -> int:
+        """Rows decoded at once: about ``target`` bytes at ``row_bytes`` a row, whole batches."""
+        chunk = max(batch_size, int(target // max(row_bytes, 1.0)))
         return max(batch_size, (chunk // batch_size) * batch_size)
 
-    def _read_selection(self, sel: Selection, readers) -> pa.RecordBatch:
+    def _chunk_plan(self) -> tuple[float, float, int]:
+        """(first estimate of Arrow bytes a row, lower bound of it, chunk target in bytes).
+
+        The estimate is the projected columns' stored bytes a row, but never less than what
+        the Arrow types need (dictionary-encoded strings store a byte a row and decode to
+        many); after each chunk the reader switches to the measured size.
+        """
+        rows = max(self._num_rows, 1)
+        cols = self._projected_columns()
+        data = sum(b.size for c in cols for p in self._layout.column(c).pages for b in p.buffers)
+        floor = sum(_min_row_bytes(f.type) for f in self._storage_schema)
+        target = min(MAX_READ_CHUNK_BYTES, max(READ_CHUNK_BYTES, len(cols) * MIN_COLUMN_CHUNK_BYTES))
+        return max(floor, data / rows), floor, target
+
+    def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
+        readers = self._field_readers
         if not readers:  # an empty projection still has a row count
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
             return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
         try:
-            arrays = [r.read(sel) for r in readers]
+            if len(readers) > 1 and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel:
+                arrays = _read_parallel(readers, sel, cache)
+            else:
+                arrays = [r.read(sel, cache) for r in readers]
         except LanceError:
             raise
         except (pa.ArrowException, ValueError, IndexError, OverflowError, MemoryError) as exc:
@@ -277,14 +309,21 @@ class LanceFileReader:
 
     def _range_batches(self, start: int, stop: int, batch_size: int):
         cache: dict = {}
-        readers = self._readers(cache)
-        chunk = self._chunk_rows(batch_size)
+        row_bytes, floor, target = self._chunk_plan()
+        first = True
         pos = start
         while pos < stop:
+            # the first chunk is a quarter size: it measures the decoded size of a row
+            chunk = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
             end = min(stop, pos + chunk)
-            batch = self._read_selection(Selection.of_range(pos, end), readers)
-            for off in range(0, len(batch), batch_size):
+            batch = self._read_selection(Selection.of_range(pos, end), cache)
+            if len(batch):
+                row_bytes = max(floor, batch.nbytes / len(batch))
+            first = False
+            n = len(batch)
+            for off in range(0, n, batch_size):
                 yield batch.slice(off, batch_size)
+            batch = None  # only the caller's slices keep this chunk alive while the next is read
             pos = end  # pages still in use stay cached; passed pages are evicted by the readers
 
     def _check_batch_size(self, batch_size: int) -> int:
@@ -322,13 +361,29 @@ class LanceFileReader:
             )
 
         def batches():
-            for off in range(0, len(idx), bs):
-                part = idx[off : off + bs]
+            # Indices are read a group at a time (a read chunk's worth of rows, in whole
+            # batches) and the group cut into batches: a page is visited once per group, not
+            # once per batch. Ascending groups share the page cache (a page's dictionary is
+            # fetched once; passed pages are evicted by the readers, as in a scan).
+            group = bs
+            if len(idx) > bs:
+                row_bytes, _, target = self._chunk_plan()
+                group = self._chunk_rows(bs, row_bytes, target)
+            cache: dict = {}
+            last = -1
+            for off in range(0, len(idx), group):
+                part = idx[off : off + group]
                 uniq, inverse = np.unique(part, return_inverse=True)
-                batch = self._read_selection(Selection.of_indices(uniq), self._readers({}))
+                if len(uniq) and uniq[0] < last:
+                    cache = {}  # indices went back: start afresh, so the cache stays one group's
+                batch = self._read_selection(Selection.of_indices(uniq), cache)
+                last = int(uniq[-1]) if len(uniq) else last
                 if len(uniq) != len(part) or np.any(np.diff(part) < 0):
                     batch = batch.take(pa.array(inverse))
-                yield batch
+                n = len(batch)
+                for o in range(0, n, bs):
+                    yield batch if n <= bs else batch.slice(o, bs)
+                batch = None
 
         return ReaderResults(batches, self.schema)
 
@@ -396,3 +451,62 @@ def _kept(keep: dict, g: LanceField) -> bool:
             return True
         stack.extend(v for v in node.values() if v is not None)
     return False
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's worker threads do not exist: start a new pool there."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _read_parallel(readers, sel: Selection, cache: dict) -> list[pa.Array]:
+    """Decode the fields of a scan chunk on READ_THREADS threads, each a contiguous share.
+
+    Reads, numpy and Arrow kernels release the GIL, so the fields' I/O and copying overlap.
+    Fields own disjoint columns, so they never share an entry of the page cache.
+    """
+    global _POOL
+    if READ_THREADS <= 1:
+        return [r.read(sel, cache) for r in readers]
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="lancefile-read")
+    n = min(READ_THREADS, len(readers))
+    cuts = [len(readers) * k // n for k in range(n + 1)]
+
+    def run(k: int) -> list[pa.Array]:
+        return [r.read(sel, cache) for r in readers[cuts[k] : cuts[k + 1]]]
+
+    futures = [_POOL.submit(run, k) for k in range(1, n)]
+    try:
+        mine = run(0)  # this thread takes the first share
+    finally:
+        wait(futures)  # never leave work running on the page cache after an error
+    return mine + [a for f in futures for a in f.result()]
+
+
+def _min_row_bytes(t: pa.DataType) -> float:
+    """Arrow bytes a row of type ``t`` takes at least (offsets and fixed widths only)."""
+    if pa.types.is_dictionary(t):
+        return t.index_type.bit_width / 8
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * _min_row_bytes(t.value_type)
+    if pa.types.is_struct(t):
+        return sum(_min_row_bytes(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_large_list(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 8
+    if pa.types.is_list(t) or pa.types.is_string(t) or pa.types.is_binary(t):
+        return 4
+    try:
+        return t.bit_width / 8
+    except ValueError:  # other variable-width types: count nothing
+        return 0.0

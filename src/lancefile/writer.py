@@ -48,6 +48,8 @@ DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 PAGE_ALIGNMENT = 64
 PAD_BYTE = 0x48  # the reference pads with 'H'; any byte is valid
+_WRITEV = hasattr(os, "writev")
+_IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 
 
 @dataclass(frozen=True)
@@ -84,13 +86,33 @@ class _Sink:
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
 
     def write(self, data) -> int:
+        """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts."""
         start = self.pos
+        if isinstance(data, list):
+            self._write_pieces(data)
+            return start
         mv = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
         done = 0
         while done < len(mv):  # a raw write may be short
             done += self.file.write(mv[done:])
         self.pos += len(mv)
         return start
+
+    def _write_pieces(self, pieces: list) -> None:
+        """Write pieces back to back with as few system calls as possible (writev)."""
+        views = [memoryview(np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p).cast("B") for p in pieces]
+        views = [v for v in views if len(v)]
+        self.pos += sum(len(v) for v in views)
+        fd, i = self.file.fileno(), 0
+        while i < len(views):
+            n = os.writev(fd, views[i : i + _IOV_MAX]) if _WRITEV else self.file.write(views[i])
+            if not n:
+                raise OSError(f"cannot write to {self.path}: no progress")
+            while i < len(views) and n >= len(views[i]):  # a write may be short: resume mid-piece
+                n -= len(views[i])
+                i += 1
+            if n:
+                views[i] = views[i][n:]
 
     def align(self) -> None:
         pad = (-self.pos) % self.alignment
@@ -264,8 +286,8 @@ class LanceFileWriter:
                         f"column {a.name!r} is {a.type}{'' if a.nullable else ' not null'} in the batch but "
                         f"{b.type}{'' if b.nullable else ' not null'} in the writer's schema"
                     )
-        for f, col in zip(want, batch.columns):
-            if not f.nullable and col.null_count:
+        for i, f in enumerate(want):
+            if not f.nullable and batch.column(i).null_count:
                 raise InvalidInputError(
                     f"The field {f.name!r} contained null values even though the field is marked non-null in the schema"
                 )
@@ -274,7 +296,12 @@ class LanceFileWriter:
         parts = self._pending[i]
         if not parts:
             return
-        arr = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+        if len(parts) == 1:
+            arr = parts[0]
+        elif self._encoders[i].accepts_chunks:  # the encoder writes pages from the parts, no copy
+            arr = pa.chunked_array(parts, type=parts[0].type)
+        else:
+            arr = pa.concat_arrays(parts)
         self._pending[i] = []
         self._pending_bytes[i] = 0
         self._encoders[i].encode(arr, self._sink)

@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import CorruptFileError
 from ..format.container import BufferRef, ColumnInfo, FileLayout, PageInfo
+from ..io import read_into
 
 __all__ = ["PageData", "EncodedPage"]
 
@@ -40,7 +43,14 @@ class PageData:
             kind, index = _PAGE, buffer
         else:
             kind, index = int(buffer.buffer_type), int(buffer.buffer_index)
-        table = {_PAGE: self.page.buffers, _COLUMN: self.column.buffers, _FILE: self.layout.global_buffers}.get(kind)
+        if kind == _PAGE:
+            table = self.page.buffers
+        elif kind == _COLUMN:
+            table = self.column.buffers
+        elif kind == _FILE:
+            table = self.layout.global_buffers
+        else:
+            table = None
         if table is None:
             raise self.error(f"unknown buffer type {kind}")
         if index >= len(table):
@@ -72,6 +82,31 @@ class PageData:
                 raise self.error(f"needs bytes [{start}, {start + length}) of a {ref.size}-byte buffer")
         return self.layout.source.read_many([(ref.position + s, n) for s, n in ranges])
 
+    def read_ranges_of(self, parts: Sequence[tuple[object, int, int]]) -> list[memoryview]:
+        """Byte ranges ``(buffer, start, length)`` of several buffers, nearby ones in one request."""
+        refs = []
+        for buffer, start, length in parts:
+            ref = self.ref(buffer)
+            if start < 0 or length < 0 or start + length > ref.size:
+                raise self.error(f"needs bytes [{start}, {start + length}) of a {ref.size}-byte buffer")
+            refs.append((ref.position + start, length))
+        return self.layout.source.read_many(refs)
+
+    def read_into(self, buffer, starts, lengths, out: np.ndarray) -> None:
+        """Read byte ranges (arrays or lists) of a buffer back to back into ``out``, one request each."""
+        ref = self.ref(buffer)
+        if isinstance(starts, np.ndarray):
+            starts, lengths = starts.tolist(), lengths.tolist()
+        size, base, pos = ref.size, ref.position, 0
+        source = self.layout.source
+        fill = getattr(source, "read_into", None) or (lambda offset, out: read_into(source, offset, out))
+        view = memoryview(out).cast("B")
+        for start, length in zip(starts, lengths):
+            if start < 0 or length < 0 or start + length > size:
+                raise self.error(f"needs bytes [{start}, {start + length}) of a {size}-byte buffer")
+            fill(base + start, view[pos : pos + length])
+            pos += length
+
     def cached(self, key, make):
         """Memoise an expensive derived value (a decompressed buffer, a dictionary)."""
         got = self._cache.get(key)
@@ -85,5 +120,5 @@ class EncodedPage:
     """What an encoder hands the writer: the page's encoding message, buffers and rows."""
 
     encoding: object  # a protobuf message (2.0 ArrayEncoding, 2.1+ PageLayout)
-    buffers: list  # bytes-like, in buffer-index order
+    buffers: list  # bytes-like (or a list of bytes-like pieces, back to back), in buffer-index order
     length: int

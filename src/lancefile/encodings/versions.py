@@ -27,7 +27,8 @@ class VersionCodec:
     name: str
     # schema -> {field id: column index}
     assign_columns: Callable
-    # (layout, field, columns, page cache, projection keep-tree) -> FieldReader
+    # (layout, field, columns, projection keep-tree) -> FieldReader, built once per file
+    # reader; each read passes it a fresh page-cache dict: reader.read(selection, cache)
     build_reader: Callable
     # (field, columns, max_page_bytes) -> FieldEncoder
     build_encoder: Callable

@@ -19,15 +19,20 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ..arrowutil import gather_ranges, to_uint8
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
-from .flat import _decompressed, _is_compressed, flat_bytes
+from .flat import _decompressed, _is_compressed, flat_bytes, plain_flat, plain_values
 from .offsets import row_spans, split_adjusted
 from .spans import read_spans
 
-__all__ = ["decode_binary", "decode_binary_parts", "build_binary"]
+__all__ = ["decode_binary", "decode_binary_parts", "decode_small_binary", "build_binary"]
 
 
 def _ends(msg, page, sel: Selection):
     """(ends, valid) of the rows in ``sel`` as int64 / bool numpy arrays."""
+    flat = plain_flat(msg.indices)
+    if flat is not None and int(flat.bits_per_value) == 64:
+        raw = plain_values(flat, page, sel, "<u8")  # the usual reads, without an Arrow array
+        if raw is not None:
+            return split_adjusted(raw, int(msg.null_adjustment))
     raw = decode_array(msg.indices, page, pa.uint64(), sel)
     return split_adjusted(raw.to_numpy(zero_copy_only=False), int(msg.null_adjustment))
 
@@ -58,6 +63,35 @@ def decode_binary_parts(msg, page, sel: Selection):
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets, data, valid
+
+
+# A dictionary's items up to this size are read with their end offsets in one request.
+SMALL_BINARY_BYTES = 1024 * 1024
+
+
+def decode_small_binary(msg, page, n: int):
+    """(offsets, data, valid) of rows ``[0, n)`` when the ends and the bytes are plain, uncompressed
+    Flat buffers and the bytes are small (a page's dictionary): one request for both; else None."""
+    ends_flat = plain_flat(msg.indices)
+    if msg.bytes.WhichOneof("array_encoding") != "flat" or ends_flat is None:
+        return None
+    bytes_flat = msg.bytes.flat
+    if int(ends_flat.bits_per_value) != 64 or _is_compressed(ends_flat) or _is_compressed(bytes_flat):
+        return None
+    ends_ref, bytes_ref = page.ref(ends_flat.buffer), page.ref(bytes_flat.buffer)
+    if bytes_ref.size > SMALL_BINARY_BYTES or n == 0:
+        return None
+    if n * 8 > ends_ref.size:
+        raise page.error(f"Flat buffer of {ends_ref.size} bytes is too short for rows up to {n}")
+    raw, data = page.read_ranges_of([(ends_flat.buffer, 0, n * 8), (bytes_flat.buffer, 0, bytes_ref.size)])
+    ends, valid = split_adjusted(np.frombuffer(raw, dtype="<u8"), int(msg.null_adjustment))
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = ends
+    if np.any(offsets[1:] < offsets[:-1]):
+        raise page.error("Binary offsets are not increasing")
+    if offsets[-1] > bytes_ref.size:
+        raise page.error(f"needs bytes [0, {int(offsets[-1])}) of a {bytes_ref.size}-byte buffer")
+    return offsets, to_uint8(data)[: int(offsets[-1])], valid
 
 
 def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, valid: np.ndarray | None) -> pa.Array:

@@ -67,15 +67,50 @@ class _Buffers:
         return len(self.items) - 1
 
 
-def _encode_values(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
-    """Encoding of a fixed-width or FSL array (validity handled by the caller)."""
+def _encode_values(arr: pa.Array | pa.ChunkedArray, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
+    """Encoding of a fixed-width or FSL array (validity handled by the caller).
+
+    A ChunkedArray (see :func:`_chunkable`) gives a buffer of several pieces, written back
+    to back: the same bytes as its concatenation, without making that copy.
+    """
     t = arr.type
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
-        items = arr.values.slice(arr.offset * d, len(arr) * d)
+        if isinstance(arr, pa.ChunkedArray):
+            items = pa.chunked_array([_fsl_items(c) for c in arr.chunks], type=t.value_type)
+        else:
+            items = _fsl_items(arr)
         inner = all_nulls() if pa.types.is_null(items.type) else _encode_nullable(items, bufs, opts)
         return encode_fixed_size_list(d, inner)
+    if isinstance(arr, pa.ChunkedArray):
+        pieces = [fixed_bytes(c) for c in arr.chunks if len(c)]
+        return encode_flat(fixed_width_bits(t), bufs.add(pieces[0] if len(pieces) == 1 else pieces))
     return encode_flat(fixed_width_bits(t), bufs.add(fixed_bytes(arr)))
+
+
+def _fsl_items(arr: pa.FixedSizeListArray) -> pa.Array:
+    d = arr.type.list_size
+    return arr.values.slice(arr.offset * d, len(arr) * d)
+
+
+def _chunkable(arr: pa.ChunkedArray) -> bool:
+    """Whether pages can be written straight from the chunks: byte-aligned fixed-width
+    values (or fixed-size lists of them) without validity buffers at any level, so their
+    concatenation would have none either and is exactly the values' bytes; anything else
+    is concatenated first."""
+    t = arr.type
+    while pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    if pa.types.is_dictionary(t) or pa.types.is_null(t) or pa.types.is_boolean(t):
+        return False
+    bits = fixed_width_bits(t)
+    return bits is not None and bits % 8 == 0 and all(_no_validity(c) for c in arr.chunks)
+
+
+def _no_validity(arr: pa.Array) -> bool:
+    if arr.buffers()[0] is not None:
+        return False
+    return _no_validity(_fsl_items(arr)) if pa.types.is_fixed_size_list(arr.type) else True
 
 
 def _encode_nullable(arr: pa.Array, bufs: _Buffers, opts: dict) -> pb.ArrayEncoding:
@@ -161,15 +196,24 @@ def _is_binary(t: pa.DataType) -> bool:
 
 # -- field encoders ---------------------------------------------------------------------
 
-def _rows_per_page(arr: pa.Array, max_page_bytes: int) -> int:
+def _rows_per_page(arr: pa.Array | pa.ChunkedArray, max_page_bytes: int) -> int:
     n = len(arr)
     if n == 0:
         return 1
-    per_row = max(1.0, arr.nbytes / n)
+    if isinstance(arr, pa.ChunkedArray):
+        # sized as its concatenation is (chunkable: no validity buffers), so pages split
+        # where they would after concatenating
+        nbytes = n * fixed_width_bits(arr.type) // 8
+    else:
+        nbytes = arr.nbytes
+    per_row = max(1.0, nbytes / n)
     return max(1, int(max_page_bytes // per_row))
 
 
 class FieldEncoder:
+    # whether encode() takes a pa.ChunkedArray (the writer's buffered batches, unconcatenated)
+    accepts_chunks = False
+
     def encode(self, arr: pa.Array, sink: PageSink) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -183,8 +227,11 @@ class LeafEncoder(FieldEncoder):
     max_page_bytes: int
     opts: dict
     in_list: bool = False  # items of a list get a page even when a list page holds no items
+    accepts_chunks = True
 
-    def encode(self, arr: pa.Array, sink: PageSink) -> None:
+    def encode(self, arr: pa.Array | pa.ChunkedArray, sink: PageSink) -> None:
+        if isinstance(arr, pa.ChunkedArray) and not _chunkable(arr):
+            arr = arr.combine_chunks()
         if len(arr) == 0 and self.in_list:
             bufs = _Buffers()
             sink.add_page(self.column, EncodedPage(encode_leaf(arr, bufs, self.opts), bufs.items, 0))

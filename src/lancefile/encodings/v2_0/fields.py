@@ -13,6 +13,7 @@ A list's items page never spans two offsets pages; the reader matches them by co
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,12 +22,13 @@ import pyarrow as pa
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import CorruptFileError, UnsupportedEncodingError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
-from ...format.schema import LanceField, LanceSchema
+from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
-from ..arrowutil import concat_arrays, range_indices
+from ..arrowutil import array_from_fixed, concat_arrays, range_indices
 from ..page import PageData
 from ..registry import decode_array
 from ..selection import Selection
+from .flat import plain_rows
 from .offsets import row_spans, split_adjusted
 
 __all__ = ["assign_columns", "FieldReader", "build_reader"]
@@ -36,11 +38,15 @@ def _is_list(t: pa.DataType) -> bool:
     return pa.types.is_list(t) or pa.types.is_large_list(t)
 
 
+_LIST_LOGICAL_TYPES = frozenset(_LIST_TYPES)  # logical types that read back as list / large_list
+
+
 def owns_children(f: LanceField) -> bool:
-    t = f.arrow_type
-    if pa.types.is_struct(t):
+    # decided from the logical type: building the Arrow type costs more than the whole
+    # column assignment of a wide schema
+    if f.logical_type == "struct":
         return not f.is_packed_struct_for(FileVersion.V2_0)
-    return _is_list(t)
+    return f.logical_type in _LIST_LOGICAL_TYPES
 
 
 def assign_columns(schema: LanceSchema) -> dict[int, int]:
@@ -59,31 +65,37 @@ def assign_columns(schema: LanceSchema) -> dict[int, int]:
 
 
 class ColumnPages:
-    """Decodes row selections of one column, page by page."""
+    """Decodes row selections of one column, page by page.
 
-    def __init__(self, layout: FileLayout, index: int, cache: dict) -> None:
+    Built once per file reader. What a read keeps while it runs (pages' fetched
+    dictionaries and decompressed buffers) lives in the ``cache`` dict the read passes
+    in: ``cache[column index][page index] -> PageData``.
+    """
+
+    def __init__(self, layout: FileLayout, index: int) -> None:
         self.layout = layout
         self.index = index
         self.info = layout.column(index)
         self.starts = self.info.page_starts
-        self._cache = cache
+        self._bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
+        self.num_rows = self._bounds[-1]
         self._encodings: dict[int, pb.ArrayEncoding] = {}
 
-    @property
-    def num_rows(self) -> int:
-        return int(self.starts[-1])
-
-    def page(self, i: int) -> PageData:
-        key = (self.index, i)
-        got = self._cache.get(key)
+    def page(self, i: int, cache: dict) -> PageData:
+        pages = cache.get(self.index)
+        if pages is None:
+            pages = cache[self.index] = {}
+        got = pages.get(i)
         if got is None:
-            got = self._cache[key] = PageData(self.layout, self.info, i)
+            got = pages[i] = PageData(self.layout, self.info, i)
         return got
 
-    def _evict_before(self, first: int) -> None:
+    def _evict_before(self, first: int, cache: dict) -> None:
         """Forget pages a forward scan has passed (their dictionaries, decompressed buffers)."""
-        for key in [k for k in self._cache if k[0] == self.index and k[1] < first]:
-            del self._cache[key]
+        pages = cache.get(self.index)
+        if pages and min(pages) < first:
+            for i in [i for i in pages if i < first]:
+                del pages[i]
 
     def encoding(self, i: int) -> pb.ArrayEncoding:
         enc = self._encodings.get(i)
@@ -92,7 +104,7 @@ class ColumnPages:
             enc = self._encodings[i] = unpack_any(self.info.pages[i].encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where=where)
         return enc
 
-    def split(self, sel: Selection):
+    def split(self, sel: Selection, cache: dict):
         """Yield (page index, page-local selection) covering ``sel`` in order."""
         if sel.count == 0:
             return
@@ -100,29 +112,35 @@ class ColumnPages:
             raise CorruptFileError(
                 f"{self.layout.path}: column {self.index} has {self.num_rows} rows, fewer than the {sel.stop} needed"
             )
-        starts = self.starts
-        first = int(np.searchsorted(starts, sel.start, side="right")) - 1
-        last = int(np.searchsorted(starts, sel.stop - 1, side="right")) - 1
-        self._evict_before(first)
+        bounds = self._bounds
+        first = bisect_right(bounds, sel.start) - 1
+        last = bisect_right(bounds, sel.stop - 1) - 1
+        self._evict_before(first, cache)
         if sel.is_range:
             for p in range(first, last + 1):
-                lo, hi = max(sel.start, starts[p]), min(sel.stop, starts[p + 1])
+                lo, hi = max(sel.start, bounds[p]), min(sel.stop, bounds[p + 1])
                 if hi > lo:
-                    yield p, Selection.of_range(lo - starts[p], hi - starts[p])
+                    yield p, Selection(lo - bounds[p], hi - bounds[p])
             return
         idx = sel.indices
+        if first == last:
+            yield first, Selection.of_indices(idx - bounds[first])
+            return
+        starts = self.starts
         page_of = np.searchsorted(starts, idx, side="right") - 1
-        bounds = np.searchsorted(page_of, np.arange(first, last + 2))
+        cuts = np.searchsorted(page_of, np.arange(first, last + 2))
         for k, p in enumerate(range(first, last + 1)):
-            part = idx[bounds[k] : bounds[k + 1]]
+            part = idx[cuts[k] : cuts[k + 1]]
             if len(part):
-                yield p, Selection.of_indices(part - starts[p])
+                yield p, Selection.of_indices(part - bounds[p])
 
 
 class FieldReader:
+    """Reads one field; built once per file reader, given a fresh ``cache`` dict per read."""
+
     dtype: pa.DataType
 
-    def read(self, sel: Selection) -> pa.Array:  # pragma: no cover - interface
+    def read(self, sel: Selection, cache: dict) -> pa.Array:  # pragma: no cover - interface
         raise NotImplementedError
 
 
@@ -131,12 +149,34 @@ class LeafReader(FieldReader):
     column: ColumnPages
     dtype: pa.DataType
 
-    def read(self, sel: Selection) -> pa.Array:
-        parts = [
-            decode_array(self.column.encoding(p), self.column.page(p), self.dtype, local)
-            for p, local in self.column.split(sel)
-        ]
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
+        col = self.column
+        pieces = list(col.split(sel, cache))
+        if len(pieces) > 1 and sel.is_range:
+            arr = self._read_plain(pieces, cache)
+            if arr is not None:
+                return arr
+        parts = [decode_array(col.encoding(p), col.page(p, cache), self.dtype, local) for p, local in pieces]
         return concat_arrays(parts, self.dtype)
+
+    def _read_plain(self, pieces, cache: dict) -> pa.Array | None:
+        """A range over several pages of plain fixed-width rows, read straight into one
+        buffer (no per-page arrays to concatenate); None when a page is encoded otherwise."""
+        col = self.column
+        plans = [plain_rows(col.encoding(p), self.dtype) for p, _ in pieces]
+        if any(plan is None for plan in plans):
+            return None
+        rows = sum(local.count for _, local in pieces)
+        out = np.empty(rows * plans[0][1], dtype=np.uint8)
+        pos = 0
+        for (p, local), (flat, w) in zip(pieces, plans):
+            page = col.page(p, cache)
+            size = page.ref(flat.buffer).size
+            if local.stop * w > size:
+                raise page.error(f"Flat buffer of {size} bytes is too short for rows up to {local.stop}")
+            page.read_into(flat.buffer, [local.start * w], [local.count * w], out[pos : pos + local.count * w])
+            pos += local.count * w
+        return array_from_fixed(self.dtype, out, rows)
 
 
 @dataclass
@@ -144,11 +184,11 @@ class StructReader(FieldReader):
     children: list[FieldReader]
     dtype: pa.DataType
 
-    def read(self, sel: Selection) -> pa.Array:
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
         if not fields:
             return pa.Array.from_buffers(self.dtype, sel.count, [None], children=[])
-        return pa.StructArray.from_arrays([c.read(sel) for c in self.children], fields=fields)
+        return pa.StructArray.from_arrays([c.read(sel, cache) for c in self.children], fields=fields)
 
 
 @dataclass
@@ -174,9 +214,9 @@ class ListReader(FieldReader):
             self._item_starts = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))]).astype(np.int64)
         return self._item_starts
 
-    def _ends(self, p: int, sel: Selection):
+    def _ends(self, p: int, sel: Selection, cache: dict):
         msg = self._list_msg(p)
-        raw = decode_array(msg.offsets, self.column.page(p), pa.uint64(), sel)
+        raw = decode_array(msg.offsets, self.column.page(p, cache), pa.uint64(), sel)
         ends, valid = split_adjusted(raw.to_numpy(zero_copy_only=False), int(msg.null_offset_adjustment))
         if len(ends) and (ends.min() < 0 or ends.max() > msg.num_items):
             raise CorruptFileError(
@@ -184,11 +224,11 @@ class ListReader(FieldReader):
             )
         return ends, valid
 
-    def read(self, sel: Selection) -> pa.Array:
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
         base = self.item_starts()
         lengths_parts, valid_parts, item_idx_parts, item_ranges = [], [], [], []
-        for p, local in self.column.split(sel):
-            starts, ends, valid = row_spans(local, lambda sel, p=p: self._ends(p, sel))
+        for p, local in self.column.split(sel, cache):
+            starts, ends, valid = row_spans(local, lambda sel, p=p: self._ends(p, sel, cache))
             if local.is_range and len(ends):
                 item_ranges.append((base[p] + starts[0], base[p] + ends[-1]))
             lengths = ends - starts
@@ -203,11 +243,11 @@ class ListReader(FieldReader):
         lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0, np.int64)
         valid = np.concatenate(valid_parts) if valid_parts else np.zeros(0, bool)
         if sel.is_range:
-            items = concat_arrays([self.items.read(Selection.of_range(a, b)) for a, b in item_ranges],
+            items = concat_arrays([self.items.read(Selection.of_range(a, b), cache) for a, b in item_ranges],
                                   self.items.dtype)
         else:
             allidx = np.concatenate(item_idx_parts) if item_idx_parts else np.zeros(0, np.int64)
-            items = self.items.read(Selection.of_indices(allidx))
+            items = self.items.read(Selection.of_indices(allidx), cache)
         return _build_list(self.dtype, lengths, valid, items)
 
 
@@ -231,8 +271,8 @@ class BlobReader(FieldReader):
 
     _DESC = pa.struct([("position", pa.uint64()), ("size", pa.uint64())])
 
-    def read(self, sel: Selection) -> pa.Array:
-        desc = LeafReader(self.column, self._DESC).read(sel)
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
+        desc = LeafReader(self.column, self._DESC).read(sel, cache)
         pos = desc.field("position").to_numpy(zero_copy_only=False).astype(np.int64)
         size = desc.field("size").to_numpy(zero_copy_only=False).astype(np.int64)
         valid = ~((pos == 1) & (size == 0))
@@ -272,8 +312,8 @@ class SelectReader(FieldReader):
     names: list[str]
     dtype: pa.DataType
 
-    def read(self, sel: Selection) -> pa.Array:
-        arr = self.inner.read(sel)
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
+        arr = self.inner.read(sel, cache)
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
         return pa.StructArray.from_arrays([arr.field(n) for n in self.names], fields=fields)
 
@@ -283,7 +323,7 @@ def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
     return pa.field(base.name, dtype, base.nullable, base.metadata)
 
 
-def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cache: dict,
+def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int],
                  keep: dict | None = None) -> FieldReader:
     """Build the reader of field ``f``; ``keep`` (a projection keep-tree) selects children."""
     col = columns[f.id]
@@ -292,13 +332,13 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], cac
     packed = pa.types.is_struct(t) and f.is_packed_struct_for(FileVersion.V2_0)
     if pa.types.is_struct(t) and not packed:
         kids = f.children if keep is None else [by_id[i] for i in keep]  # in the order asked for
-        readers = [build_reader(layout, c, columns, cache, None if keep is None else keep[c.id]) for c in kids]
+        readers = [build_reader(layout, c, columns, None if keep is None else keep[c.id]) for c in kids]
         dtype = t if keep is None else pa.struct([_child_field(c, r.dtype) for c, r in zip(kids, readers)])
         return StructReader(readers, dtype)
-    pages = ColumnPages(layout, col, cache)
+    pages = ColumnPages(layout, col)
     if _is_list(t):
         item = f.children[0]
-        items = build_reader(layout, item, columns, cache, None if keep is None else keep.get(item.id))
+        items = build_reader(layout, item, columns, None if keep is None else keep.get(item.id))
         make = pa.large_list if pa.types.is_large_list(t) else pa.list_
         return ListReader(pages, items, t if keep is None else make(_child_field(item, items.dtype)))
     if _check_column_encoding(layout, col, f) == "blob":

@@ -15,8 +15,10 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import UnsupportedEncodingError
+from ..arrowutil import fixed_width_bits
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
+from .flat import decode_flat_rows, plain_flat
 
 __all__ = ["decode_fixed_size_list", "encode_fixed_size_list"]
 
@@ -28,6 +30,11 @@ def decode_fixed_size_list(msg, page, dtype: pa.DataType, sel: Selection) -> pa.
         raise page.error(f"FixedSizeList of dimension {d} cannot decode to {dtype}")
     if msg.has_validity:
         raise UnsupportedEncodingError(f"{page.where}: FixedSizeList with has_validity is not supported in 2.0")
+    flat = plain_flat(msg.items)
+    item_bits = fixed_width_bits(dtype.value_type)
+    if flat is not None and item_bits is not None and item_bits % 8 == 0 and int(flat.bits_per_value) == item_bits:
+        # items without nulls, stored flat: a row is d values side by side, read as one
+        return decode_flat_rows(flat, page, dtype, sel, item_bits * d)
     items = decode_array(msg.items, page, dtype.value_type, sel.scale(d))
     return pa.FixedSizeListArray.from_arrays(items, type=dtype)
 

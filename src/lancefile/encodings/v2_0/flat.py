@@ -27,7 +27,7 @@ from ..registry import register_array_decoder
 from ..selection import Selection
 from .spans import read_spans
 
-__all__ = ["decode_flat", "flat_bytes", "encode_flat"]
+__all__ = ["decode_flat", "decode_flat_rows", "flat_bytes", "encode_flat", "plain_flat", "plain_values", "plain_rows"]
 
 
 def _decompressed(msg, page) -> np.ndarray:
@@ -52,6 +52,60 @@ def flat_bytes(msg, page, start: int, length: int):
     return page.read_range(msg.buffer, start, length)
 
 
+def plain_flat(enc):
+    """The Flat message of ``Flat`` or ``Nullable{no_nulls{Flat}}`` (values without nulls), else None."""
+    kind = enc.WhichOneof("array_encoding")
+    if kind == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+        kind = enc.WhichOneof("array_encoding")
+    return enc.flat if kind == "flat" else None
+
+
+def plain_rows(enc, dtype: pa.DataType):
+    """(Flat message, bytes a row) when rows of ``dtype`` lie side by side, uncompressed and
+    byte-aligned, in one Flat buffer: ``[Nullable{no_nulls}]Flat`` of the type's width, or
+    such a fixed-size list over plain Flat items. Else None."""
+    kind = enc.WhichOneof("array_encoding")
+    if kind == "nullable" and enc.nullable.WhichOneof("nullability") == "no_nulls":
+        enc = enc.nullable.no_nulls.values
+        kind = enc.WhichOneof("array_encoding")
+    bits = fixed_width_bits(dtype)
+    if bits is None or bits % 8:
+        return None
+    if kind == "fixed_size_list":
+        fsl = enc.fixed_size_list
+        if fsl.has_validity or not pa.types.is_fixed_size_list(dtype) or int(fsl.dimension) != dtype.list_size:
+            return None
+        flat = plain_flat(fsl.items)
+        if flat is None or int(flat.bits_per_value) * dtype.list_size != bits:
+            return None
+    elif kind == "flat":
+        flat = enc.flat
+        if int(flat.bits_per_value) != bits:
+            return None
+    else:
+        return None
+    return (None if _is_compressed(flat) else (flat, bits // 8))
+
+
+def plain_values(msg, page, sel: Selection, dtype: str) -> np.ndarray | None:
+    """Rows ``sel`` of an uncompressed, byte-aligned Flat buffer as a numpy array of ``dtype``
+    (a view for a range), or None when :func:`decode_flat` must decode them (compressed or
+    bitmap). The same reads as :func:`decode_flat_rows`, without building an Arrow array."""
+    bits = int(msg.bits_per_value)
+    if bits % 8 or _is_compressed(msg):
+        return None
+    w = bits // 8
+    size = page.ref(msg.buffer).size
+    if sel.stop * w > size:
+        raise page.error(f"Flat buffer of {size} bytes is too short for rows up to {sel.stop}")
+    if sel.is_range or sel.dense():
+        values = np.frombuffer(page.read_range(msg.buffer, sel.start * w, sel.count * w if sel.is_range
+                                               else (sel.stop - sel.start) * w), dtype=dtype)
+        return values if sel.is_range else values[sel.indices - sel.start]
+    return read_spans(page, msg.buffer, sel.indices * w, np.full(len(sel.indices), w, dtype=np.int64)).view(dtype)
+
+
 def flat_size(msg, page) -> int:
     return len(_decompressed(msg, page)) if _is_compressed(msg) else page.ref(msg.buffer).size
 
@@ -62,6 +116,13 @@ def decode_flat(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array:
     want = fixed_width_bits(dtype)
     if want != bits:
         raise page.error(f"Flat encoding has {bits} bits per value but type {dtype} needs {want}")
+    return decode_flat_rows(msg, page, dtype, sel, bits)
+
+
+def decode_flat_rows(msg, page, dtype: pa.DataType, sel: Selection, bits: int) -> pa.Array:
+    """Rows of ``bits`` bits each (``bits_per_value`` times the values in a row, checked by
+    the caller), e.g. a fixed-size list's rows over its Flat items: a take then fetches
+    whole rows instead of every item separately."""
     if sel.count == 0:
         return pa.array([], type=dtype)
     size = flat_size(msg, page)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 
 from ...io import COALESCE_GAP
-from ..arrowutil import gather_ranges, to_uint8
+from ..arrowutil import gather_ranges
 
 __all__ = ["read_spans"]
+
+# Up to this many ranges are grouped with plain Python: numpy's per-call cost would be
+# most of the work (a take of a few rows per page).
+SMALL_SPANS = 64
 
 
 def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int = COALESCE_GAP):
@@ -20,6 +26,8 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(starts) == 0:
         return np.empty(0, dtype=np.uint8)
+    if len(starts) <= SMALL_SPANS:
+        return _read_few(page, buffer, starts.tolist(), lengths.tolist(), gap)
     ends = starts + lengths
     run_end = np.maximum.accumulate(ends)
     new = np.empty(len(starts), dtype=bool)
@@ -28,9 +36,45 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     heads = np.flatnonzero(new)
     g_start = starts[heads]
     g_end = np.maximum.reduceat(ends, heads)
-    blocks = page.read_ranges(buffer, list(zip(g_start.tolist(), (g_end - g_start).tolist())))
-    concat = np.concatenate([to_uint8(b) for b in blocks]) if len(blocks) > 1 else to_uint8(blocks[0])
-    g_out = np.concatenate([[0], np.cumsum(g_end - g_start)[:-1]])
+    g_len = g_end - g_start
+    concat = np.empty(int(g_len.sum()), dtype=np.uint8)
+    page.read_into(buffer, g_start, g_len, concat)  # every group straight into place
+    g_out = np.concatenate([[0], np.cumsum(g_len)[:-1]])
     gid = np.cumsum(new) - 1
     pos = starts - g_start[gid] + g_out[gid]
+    w = int(lengths[0])
+    if w > 1 and len(concat) % w == 0 and not np.any(lengths != w) and not np.any(pos % w):
+        # equal, aligned spans (fixed-width values or rows): gather whole rows
+        return concat.reshape(-1, w)[pos // w].reshape(-1)
     return gather_ranges(concat, pos, lengths)
+
+
+def _read_few(page, buffer, starts: list[int], lengths: list[int], gap: int) -> np.ndarray:
+    """:func:`read_spans` for a few ranges: the same requests, without numpy's overheads."""
+    g_start: list[int] = []
+    g_end: list[int] = []
+    group: list[int] = []  # the group of each range
+    for s, n in zip(starts, lengths):
+        e = s + n
+        if g_end and s <= g_end[-1] + gap:
+            if e > g_end[-1]:
+                g_end[-1] = e
+        else:
+            g_start.append(s)
+            g_end.append(e)
+        group.append(len(g_start) - 1)
+    if len(g_start) == len(starts):  # one range a group: read them straight into place
+        out = np.empty(sum(lengths), dtype=np.uint8)
+        page.read_into(buffer, starts, lengths, out)
+        return out
+    g_len = [e - s for s, e in zip(g_start, g_end)]
+    concat = np.empty(sum(g_len), dtype=np.uint8)
+    page.read_into(buffer, g_start, g_len, concat)
+    g_out = [0, *accumulate(g_len)]
+    out = np.empty(sum(lengths), dtype=np.uint8)
+    pos = 0
+    for s, n, g in zip(starts, lengths, group):
+        at = g_out[g] + s - g_start[g]
+        out[pos : pos + n] = concat[at : at + n]
+        pos += n
+    return out

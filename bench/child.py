@@ -1,0 +1,138 @@
+"""Measurements that need a fresh Python process; each prints one JSON object.
+
+* ``memory``: peak RSS of a streaming write (batches generated on the fly, never the whole
+  table) or of a batch-by-batch scan, for one library. The baseline is the RSS after the
+  imports and the set-up, just before the measured operation; the peak is the kernel's
+  high-water mark (``VmHWM``) at the end.
+* ``import``: seconds to import one module, and whether numba came with it.
+* ``first-call``: the first write, read and take of a small table in a fresh process, then
+  the same calls again (steady state); with ``--kernels``, the first call of a few numba
+  kernels (compiled, or loaded from numba's cache, depending on ``NUMBA_CACHE_DIR``).
+
+Run by :mod:`bench.run` as ``python -m bench.child KIND ...``; not meant to be used by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB
+    return float("nan")
+
+
+def memory(args) -> dict:
+    from bench import libs
+    from bench.data import TABLES
+
+    lib, spec = libs.get(args.lib), TABLES[args.table]
+    if args.op == "write":
+        batches = spec.batches(args.rows, seed=args.seed)
+        first = next(batches)  # generating a batch costs memory too: count it in the baseline
+
+        def stream():
+            yield first
+            yield from batches
+
+        base = _status_mb("VmRSS")
+        t0 = time.perf_counter()
+        lib.write(args.path, spec.schema, stream(), args.version)
+    else:
+        reader = lib.open(args.path)
+        base = _status_mb("VmRSS")
+        t0 = time.perf_counter()
+        rows = lib.scan(reader, args.batch_size)
+        if rows != args.rows:
+            raise SystemExit(f"{args.lib} scanned {rows} rows, expected {args.rows}")
+    seconds = time.perf_counter() - t0
+    peak = _status_mb("VmHWM")
+    return {"baseline_mb": base, "peak_mb": peak, "growth_mb": peak - base, "seconds": seconds}
+
+
+def import_time(args) -> dict:
+    t0 = time.perf_counter()
+    __import__(args.module)
+    dt = time.perf_counter() - t0
+    return {"seconds": dt, "numba_imported": "numba" in sys.modules}
+
+
+def first_call(args) -> dict:
+    t0 = time.perf_counter()
+    from bench import libs
+    from bench.data import TABLES
+
+    lib = libs.get(args.lib)
+    __import__(lib.module)
+    out: dict = {"import": time.perf_counter() - t0}
+    import numpy as np
+    import pyarrow as pa
+
+    # a small table touching the main 2.0 paths: fixed-width, strings (plain and
+    # dictionary), fixed-size list, list<struct>, nulls
+    parts = [TABLES[n].table(2000, seed=1) for n in ("numeric", "strings_lowcard", "strings_text", "embeddings", "nested")]
+    cols, names = [], []
+    for p in parts:
+        for name in p.schema.names:
+            if name not in names:
+                names.append(name)
+                cols.append(p.column(name))
+    table = pa.table(cols, names=names)
+    idx = np.arange(0, 2000, 37, dtype=np.int64)
+    for attempt in ("first", "second"):
+        path = os.path.join(args.dir, f"first-{args.lib}-{attempt}.{'parquet' if args.lib == 'parquet' else 'lance'}")
+        t0 = time.perf_counter()
+        lib.write(path, table.schema, table, args.version)
+        t1 = time.perf_counter()
+        r = lib.open(path)
+        lib.scan(r, 1024)
+        t2 = time.perf_counter()
+        lib.take(lib.open(path), idx)
+        t3 = time.perf_counter()
+        out[attempt] = {"write": t1 - t0, "read": t2 - t1, "take": t3 - t2}
+    out["numba_imported"] = "numba" in sys.modules
+    if args.kernels:
+        from lancefile.encodings import kernels
+
+        v = (np.arange(4096) % 8).astype(np.uint16)
+        t0 = time.perf_counter()
+        kernels.inline_bitpacking_decode(kernels.inline_bitpacking_encode(v), 16, len(v))
+        kernels.bitpacked_sequential_decode(kernels.bitpacked_sequential_encode(v, 3), 3, len(v), False, np.uint16)
+        out["kernels_first_call"] = time.perf_counter() - t0
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.child")
+    sub = p.add_subparsers(dest="kind", required=True)
+    m = sub.add_parser("memory")
+    m.add_argument("--op", choices=["write", "scan"], required=True)
+    m.add_argument("--lib", required=True)
+    m.add_argument("--table", required=True)
+    m.add_argument("--rows", type=int, required=True)
+    m.add_argument("--path", required=True)
+    m.add_argument("--version", default="2.0")
+    m.add_argument("--batch-size", type=int, default=1024)
+    m.add_argument("--seed", type=int, default=0)
+    i = sub.add_parser("import")
+    i.add_argument("module")
+    f = sub.add_parser("first-call")
+    f.add_argument("--lib", required=True)
+    f.add_argument("--dir", required=True)
+    f.add_argument("--kernels", action="store_true")
+    f.add_argument("--version", default="2.0")
+    args = p.parse_args(argv)
+    fn = {"memory": memory, "import": import_time, "first-call": first_call}[args.kind]
+    print(json.dumps(fn(args)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,348 @@
+"""The benchmark suite: lancefile vs pylance vs pyarrow.parquet on the same tables.
+
+Run ``python -m bench`` from the repository root (``--help`` for the options,
+``bench/README.md`` for what is measured). Prints medians and ratios to pylance and writes
+``RESULTS.md`` and ``results.json`` to ``--out`` (default: ``bench/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import libs as L
+from .data import TABLES
+from .measure import machine, median, read_chars, rotate, run_child, timed
+from .report import write_report
+
+SCAN_BATCH_SIZES = (1024, 65536)  # the reference's default and a large one
+TAKE_SIZES = (100, 10_000)
+MEMORY_TABLES = ("numeric", "strings_lowcard", "strings_text", "embeddings", "nested")
+MEMORY_FRACTIONS = (0.5, 1.0)  # a bounded writer or scanner peaks the same at both sizes
+NO_FSYNC = "+no-fsync"
+
+
+def writable_versions() -> list[str]:
+    """Every version lancefile can write, from its one version table."""
+    from lancefile.format.version import VERSIONS
+
+    return [v.name for v in VERSIONS.values() if v.writable]
+
+
+def _suffix(lib: str) -> str:
+    return "parquet" if lib == "parquet" else "lance"
+
+
+class Runner:
+    def __init__(self, args) -> None:
+        self.args = args
+        self.work = Path(args.workdir)
+        self.records: list[dict] = []
+        self.checks: list[str] = []
+        self.t_start = time.perf_counter()
+
+    def log(self, msg: str) -> None:
+        if not self.args.silent:
+            print(f"[{time.perf_counter() - self.t_start:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    def add(self, table: str, version: str, op: str, lib: str, times: list[float], mb: float | None = None,
+            **extra) -> None:
+        self.records.append({"table": table, "version": version, "op": op, "lib": lib, "times": times,
+                             "median": median(times), "arrow_mb": mb, **extra})
+
+    def interleaved(self, libs: list[str], reps: int, fn) -> dict[str, list[float]]:
+        """Run ``fn(lib, rep)`` (which returns seconds) ``reps`` times per library, interleaved."""
+        out: dict[str, list[float]] = {lib: [] for lib in libs}
+        for rep in range(reps):
+            for lib in rotate(libs, rep):
+                out[lib].append(fn(lib, rep))
+        return out
+
+    # -- one table, one version ---------------------------------------------------------------
+    def table(self, name: str, version: str, table, parquet_done: bool) -> None:
+        a = self.args
+        spec = TABLES[name]
+        mb = table.nbytes / 1e6
+        rows = table.num_rows
+        libs = [lib for lib in a.libs if L.LIBS[lib].versioned or not parquet_done]
+        paths = {lib: self.work / f"{name}-{version}-{lib}.{_suffix(lib)}" for lib in libs}
+
+        def write(lib, rep):
+            real = lib.removesuffix(NO_FSYNC)
+            path = paths[real]
+            if path.exists():
+                path.unlink()
+            if lib == real:
+                return timed(lambda: L.LIBS[lib].write(path, table.schema, table, version))[0]
+            # lancefile fsyncs before renaming the file into place, pylance does not: this
+            # run shows what that durability costs (os.fsync skipped in this process only)
+            fsync, os.fsync = os.fsync, lambda fd: None
+            try:
+                return timed(lambda: L.LIBS[real].write(path, table.schema, table, version))[0]
+            finally:
+                os.fsync = fsync
+
+        self.log(f"{name} v{version}: write ({mb:.0f} MB, {rows:,} rows)")
+        runs = libs + ([f"lancefile{NO_FSYNC}"] if "lancefile" in libs else [])
+        for lib, ts in self.interleaved(runs, a.repeat, write).items():
+            real = lib.removesuffix(NO_FSYNC)
+            op = "write" if lib == real else "write, no fsync"
+            self.add(name, version, op, real, ts, mb, file_mb=paths[real].stat().st_size / 1e6)
+
+        # Both Lance readers read the same file, the reference's: same pages, same bytes.
+        read_paths = {lib: (paths["pylance"] if lib in L.LANCE_LIBS else paths[lib]) for lib in libs}
+        self._check(name, table, paths, read_paths)
+
+        for bs in SCAN_BATCH_SIZES:
+            self.log(f"{name} v{version}: scan batch_size={bs}")
+
+            def scan(lib, rep, bs=bs):
+                m = L.LIBS[lib]
+                dt, got = timed(lambda: m.scan(m.open(read_paths[lib]), bs))
+                if got != rows:
+                    raise RuntimeError(f"{lib} scanned {got} rows of {name}, expected {rows}")
+                return dt
+
+            for lib, ts in self.interleaved(libs, a.repeat, scan).items():
+                self.add(name, version, f"scan bs={bs}", lib, ts, mb)
+
+        if spec.one_column:
+            self._one_column(name, version, spec.one_column, table, libs, read_paths)
+
+        self.log(f"{name} v{version}: open, take, read_range")
+        rng = np.random.default_rng(7)
+        for k in TAKE_SIZES:
+            k_eff = min(k, rows)
+            idx_sets = [np.sort(rng.choice(rows, k_eff, replace=False)).astype(np.int64) for _ in range(a.repeat_fast)]
+
+            def take(lib, rep, idx_sets=idx_sets):
+                m = L.LIBS[lib]
+                reader = m.open(read_paths[lib])  # opened outside the timing: this is the take alone
+                dt, got = timed(lambda: m.take(reader, idx_sets[rep]))
+                if got.num_rows != len(idx_sets[rep]):
+                    raise RuntimeError(f"{lib} took {got.num_rows} rows, expected {len(idx_sets[rep])}")
+                return dt
+
+            for lib, ts in self.interleaved(libs, a.repeat_fast, take).items():
+                self.add(name, version, f"take {k}", lib, ts, None, rows_taken=k_eff)
+
+        start, n = rows // 2, max(1, rows // 100)
+
+        def rng_read(lib, rep):
+            m = L.LIBS[lib]
+            reader = m.open(read_paths[lib])
+            dt, got = timed(lambda: m.read_range(reader, start, n))
+            if got.num_rows != n:
+                raise RuntimeError(f"{lib} read_range gave {got.num_rows} rows, expected {n}")
+            return dt
+
+        for lib, ts in self.interleaved(libs, a.repeat_fast, rng_read).items():
+            self.add(name, version, "read_range 1%", lib, ts, mb * n / rows, range=[start, n])
+
+        def open_(lib, rep):
+            return timed(lambda: L.LIBS[lib].open(read_paths[lib]))[0]
+
+        for lib, ts in self.interleaved(libs, a.repeat_fast, open_).items():
+            self.add(name, version, "open", lib, ts)
+
+        if not a.keep:
+            for p in paths.values():
+                p.unlink(missing_ok=True)
+
+    def _check(self, name, table, paths, read_paths) -> None:
+        """Cross-check: lancefile and pylance read the same rows from each other's files."""
+        if not {"lancefile", "pylance"} <= set(paths):
+            return
+        idx = np.unique(np.linspace(0, table.num_rows - 1, min(50, table.num_rows)).astype(np.int64))
+        want = table.take(idx)
+        for reader_lib, path_lib in (("lancefile", "pylance"), ("pylance", "lancefile"), ("lancefile", "lancefile")):
+            m = L.LIBS[reader_lib]
+            got = m.take(m.open(paths[path_lib]), idx)
+            if not got.equals(want):
+                raise RuntimeError(f"{reader_lib} reading the {path_lib} file of {name} gave different rows")
+        self.checks.append(f"{name}: lancefile and pylance read back each other's files (sampled rows equal)")
+
+    def _one_column(self, name, version, column, table, libs, read_paths) -> None:
+        """Scan one column of the wide table: time, and bytes read (rchar; lancefile also counted)."""
+        from lancefile.io import CountingSource, LocalFileSource
+
+        self.log(f"{name} v{version}: scan of one column ({column})")
+        rows = table.num_rows
+        chars: dict[str, list[int]] = {lib: [] for lib in libs}
+
+        def scan(lib, rep):
+            m = L.LIBS[lib]
+            before = read_chars()
+            dt, got = timed(lambda: m.scan(m.open(read_paths[lib], [column]), SCAN_BATCH_SIZES[0]))
+            chars[lib].append(read_chars() - before)
+            if got != rows:
+                raise RuntimeError(f"{lib} scanned {got} rows of {column}, expected {rows}")
+            return dt
+
+        times = self.interleaved(libs, self.args.repeat_fast, scan)
+        # lancefile's own count, through its byte-range interface
+        src = CountingSource(LocalFileSource(read_paths["lancefile"])) if "lancefile" in libs else None
+        counted = None
+        if src is not None:
+            import lancefile
+
+            reader = lancefile.LanceFileReader(src, columns=[column])
+            opened = (src.requests, src.bytes_read)
+            L.LIBS["lancefile"].scan(reader, SCAN_BATCH_SIZES[0])
+            meta = lancefile.LanceFileReader(read_paths["lancefile"]).metadata()
+            col_index = table.schema.get_field_index(column)
+            page_bytes = sum(b.size for p in meta.columns[col_index].pages for b in p.buffers)
+            from lancefile.format.container import TAIL_READ_BYTES
+
+            counted = {"open_requests": opened[0], "open_bytes": opened[1], "total_requests": src.requests,
+                       "total_bytes": src.bytes_read, "column_page_bytes": page_bytes,
+                       "file_bytes": meta.file_size, "num_columns": len(meta.columns),
+                       "tail_read_bytes": min(TAIL_READ_BYTES, meta.file_size),
+                       "schema_bytes": meta.global_buffers[0].size,
+                       "metadata_region_bytes": meta.num_column_metadata_bytes,
+                       "column_metadata_parsed": len(reader._layout._columns)}
+            src.close()
+        mb = table.column(column).nbytes / 1e6
+        for lib, ts in times.items():
+            self.add(name, version, "scan 1 column", lib, ts, mb, rchar_bytes=int(median(chars[lib])),
+                     **({"counted": counted} if lib == "lancefile" else {}))
+
+    # -- memory -------------------------------------------------------------------------------
+    def memory(self, version: str) -> None:
+        a = self.args
+        tables = [t for t in a.tables if t in MEMORY_TABLES]
+        if a.smoke:
+            tables = tables[:1]
+        fractions = (1.0,) if (a.quick or a.smoke) else MEMORY_FRACTIONS
+        for name in tables:
+            spec = TABLES[name]
+            for frac in fractions:
+                rows = max(1, int(spec.rows_for(a.scale) * frac))
+                for lib in a.libs:
+                    if not L.LIBS[lib].versioned and version != a.versions[0]:
+                        continue
+                    path = self.work / f"mem-{name}-{lib}.{_suffix(lib)}"
+                    self.log(f"memory: {name} x{frac} {lib}")
+                    common = ["--lib", lib, "--table", name, "--rows", str(rows), "--path", str(path),
+                              "--version", version]
+                    w = run_child(["memory", "--op", "write", *common])
+                    s = run_child(["memory", "--op", "scan", "--batch-size", str(SCAN_BATCH_SIZES[0]), *common])
+                    self.records.append({"table": name, "version": version, "op": "memory", "lib": lib,
+                                         "fraction": frac, "rows": rows, "write": w, "scan": s,
+                                         "arrow_mb": rows * spec.bytes_per_row / 1e6,
+                                         "file_mb": path.stat().st_size / 1e6})
+                    path.unlink(missing_ok=True)
+
+    # -- start-up -----------------------------------------------------------------------------
+    def startup(self) -> dict:
+        a = self.args
+        reps = 1 if a.smoke else 5
+        out: dict = {"import": {}, "first_call": {}}
+        for module in ("pyarrow", "lancefile", "lance", "pyarrow.parquet"):
+            self.log(f"import time: {module}")
+            got = [run_child(["import", module]) for _ in range(reps)]
+            out["import"][module] = {"seconds": median([g["seconds"] for g in got]),
+                                     "numba_imported": any(g["numba_imported"] for g in got)}
+        cache = self.work / "numba-cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir()
+        d = self.work / "first-call"
+        d.mkdir(exist_ok=True)
+        runs = [("lancefile", "cold numba cache", {"NUMBA_CACHE_DIR": str(cache)}),
+                ("lancefile", "warm numba cache", {"NUMBA_CACHE_DIR": str(cache)}),
+                ("pylance", "", {}), ("parquet", "", {})]
+        for lib, label, env in runs:
+            if lib not in a.libs:
+                continue
+            self.log(f"first call: {lib} {label}")
+            args = ["first-call", "--lib", lib, "--dir", str(d), "--version", a.versions[0]]
+            args += ["--kernels"] if lib == "lancefile" and not a.smoke else []  # compiling takes seconds
+            out["first_call"][f"{lib} ({label})" if label else lib] = run_child(args, env=env)
+            for f in d.iterdir():
+                f.unlink()
+        return out
+
+    # -- everything ---------------------------------------------------------------------------
+    def run(self) -> dict:
+        a = self.args
+        info = machine()
+        info["config"] = {k: v for k, v in vars(a).items() if k not in ("workdir", "out", "silent")}
+        result: dict = {"machine": info, "records": self.records, "checks": self.checks}
+        for name in a.tables:
+            spec = TABLES[name]
+            rows = spec.rows_for(a.scale)
+            self.log(f"generating {name}: {rows:,} rows")
+            table = spec.table(rows)
+            for i, version in enumerate(a.versions):
+                self.table(name, version, table, parquet_done=i > 0)
+            del table
+        if not a.no_memory:
+            for version in a.versions:
+                self.memory(version)
+        if not a.no_startup:
+            result["startup"] = self.startup()
+        info["loadavg_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        info["seconds"] = round(time.perf_counter() - self.t_start, 1)
+        return result
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--scale", type=float, default=None,
+                   help="table size as a fraction of ~200 MB of Arrow data (default 1.0)")
+    p.add_argument("--quick", action="store_true", help="scale 0.25, memory at one size only (~1.5 min)")
+    p.add_argument("--smoke", action="store_true", help="tiny tables, one repetition (seconds; for CI)")
+    p.add_argument("--repeat", type=int, default=None, help="repetitions of writes and scans (default 3)")
+    p.add_argument("--repeat-fast", type=int, default=None,
+                   help="repetitions of takes, ranges, opens and the one-column scan (default 7)")
+    p.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated subset of {','.join(TABLES)}")
+    p.add_argument("--libs", default=",".join(L.LIBS), help="comma-separated subset of lancefile,pylance,parquet")
+    p.add_argument("--versions", default=None, help="Lance versions (default: every version lancefile writes)")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
+    p.add_argument("--no-startup", action="store_true", help="skip import time and first-call latency")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent),
+                   help="directory for RESULTS.md and results.json (default: bench/)")
+    p.add_argument("--workdir", default=None, help="where the data files go (default: a new temporary directory)")
+    p.add_argument("--keep", action="store_true", help="keep the data files")
+    p.add_argument("--silent", action="store_true", help="no progress lines on stderr")
+    a = p.parse_args(argv)
+    if a.scale is None:
+        a.scale = 0.0002 if a.smoke else 0.25 if a.quick else 1.0
+    if a.repeat is None:
+        a.repeat = 1 if a.smoke else 3
+    if a.repeat_fast is None:
+        a.repeat_fast = 1 if a.smoke else 7
+    a.tables = [t for t in a.tables.split(",") if t]
+    a.libs = [x for x in a.libs.split(",") if x]
+    a.versions = writable_versions() if a.versions is None else [v for v in a.versions.split(",") if v]
+    for t in a.tables:
+        if t not in TABLES:
+            p.error(f"unknown table {t!r}")
+    for x in a.libs:
+        if x not in L.LIBS:
+            p.error(f"unknown library {x!r}")
+    if "pylance" not in a.libs:
+        p.error("pylance is the reference every ratio is taken against; keep it in --libs")
+    return a
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    own_workdir = a.workdir is None
+    a.workdir = a.workdir or tempfile.mkdtemp(prefix="lancefile-bench-")
+    Path(a.workdir).mkdir(parents=True, exist_ok=True)
+    try:
+        result = Runner(a).run()
+    finally:
+        if own_workdir and not a.keep:
+            shutil.rmtree(a.workdir, ignore_errors=True)
+    text = write_report(result, Path(a.out))
+    print(text, end="")
+    return 0
