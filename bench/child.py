@@ -33,28 +33,41 @@ def memory(args) -> dict:
     from bench import libs
     from bench.data import TABLES
 
+    import pyarrow as pa
+
     lib, spec = libs.get(args.lib), TABLES[args.table]
+    live = [0]  # peak of the memory held in pyarrow's pool (lancefile's and parquet's buffers)
+
+    def sample():
+        live[0] = max(live[0], pa.total_allocated_bytes())
+
     if args.op == "write":
         batches = spec.batches(args.rows, seed=args.seed)
         first = next(batches)  # generating a batch costs memory too: count it in the baseline
 
         def stream():
             yield first
-            yield from batches
+            for b in batches:
+                sample()
+                yield b
 
-        base = _status_mb("VmRSS")
+        base, base_live = _status_mb("VmRSS"), pa.total_allocated_bytes()
         t0 = time.perf_counter()
         lib.write(args.path, spec.schema, stream(), args.version)
     else:
         reader = lib.open(args.path)
-        base = _status_mb("VmRSS")
+        base, base_live = _status_mb("VmRSS"), pa.total_allocated_bytes()
         t0 = time.perf_counter()
-        rows = lib.scan(reader, args.batch_size)
+        rows = 0
+        for b in lib.batches(reader, args.batch_size):
+            rows += b.num_rows
+            sample()
         if rows != args.rows:
             raise SystemExit(f"{args.lib} scanned {rows} rows, expected {args.rows}")
     seconds = time.perf_counter() - t0
     peak = _status_mb("VmHWM")
-    return {"baseline_mb": base, "peak_mb": peak, "growth_mb": peak - base, "seconds": seconds}
+    return {"baseline_mb": base, "peak_mb": peak, "growth_mb": peak - base, "seconds": seconds,
+            "arrow_live_mb": max(0, live[0] - base_live) / 2**20}
 
 
 def import_time(args) -> dict:

@@ -31,10 +31,17 @@ class Lib:
     module: str  # what to import (for import time and the versions table)
     write: Callable  # (path, schema, batches, version) -> None
     open: Callable  # (path, columns) -> reader
-    scan: Callable  # (reader, batch_size) -> rows
+    batches: Callable  # (reader, batch_size) -> iterator of record batches
     take: Callable  # (reader, sorted unique int64 indices) -> pa.Table
     read_range: Callable  # (reader, start, n) -> pa.Table
     versioned: bool = True  # the file depends on the Lance version
+
+    def scan(self, reader, batch_size: int) -> int:
+        """Iterate every batch (as a consumer would, one at a time); return the row count."""
+        rows = 0
+        for b in self.batches(reader, batch_size):
+            rows += b.num_rows
+        return rows
 
 
 def _as_batches(data) -> Iterable:
@@ -58,11 +65,8 @@ def _lf_open(path, columns=None):
     return lancefile.LanceFileReader(path, columns=columns)
 
 
-def _lf_scan(reader, batch_size: int) -> int:
-    rows = 0
-    for b in reader.read_all(batch_size=batch_size):
-        rows += b.num_rows
-    return rows
+def _lf_batches(reader, batch_size: int):
+    return iter(reader.read_all(batch_size=batch_size))
 
 
 # -- pylance --------------------------------------------------------------------------------
@@ -81,11 +85,8 @@ def _pl_open(path, columns=None):
     return lance.file.LanceFileReader(str(path), columns=columns)
 
 
-def _pl_scan(reader, batch_size: int) -> int:
-    rows = 0
-    for b in reader.read_all(batch_size=batch_size).to_batches():
-        rows += b.num_rows
-    return rows
+def _pl_batches(reader, batch_size: int):
+    return iter(reader.read_all(batch_size=batch_size).to_batches())
 
 
 def _pl_take(reader, idx: np.ndarray) -> pa.Table:
@@ -113,11 +114,8 @@ def _pq_open(path, columns=None):
     return f
 
 
-def _pq_scan(f, batch_size: int) -> int:
-    rows = 0
-    for b in f.iter_batches(batch_size=batch_size, columns=f._bench_columns):
-        rows += b.num_rows
-    return rows
+def _pq_batches(f, batch_size: int):
+    return f.iter_batches(batch_size=batch_size, columns=f._bench_columns)
 
 
 def _pq_row_group_starts(f) -> np.ndarray:
@@ -145,12 +143,12 @@ def _pq_range(f, start: int, n: int) -> pa.Table:
 
 
 LIBS: dict[str, Lib] = {
-    "lancefile": Lib("lancefile", "lancefile", _lf_write, _lf_open, _lf_scan,
+    "lancefile": Lib("lancefile", "lancefile", _lf_write, _lf_open, _lf_batches,
                      lambda r, idx: r.take_rows(idx).to_table(),
                      lambda r, s, n: r.read_range(s, n).to_table()),
-    "pylance": Lib("pylance", "lance", _pl_write, _pl_open, _pl_scan, _pl_take,
+    "pylance": Lib("pylance", "lance", _pl_write, _pl_open, _pl_batches, _pl_take,
                    lambda r, s, n: r.read_range(s, n).to_table()),
-    "parquet": Lib("parquet", "pyarrow.parquet", _pq_write, _pq_open, _pq_scan, _pq_take, _pq_range,
+    "parquet": Lib("parquet", "pyarrow.parquet", _pq_write, _pq_open, _pq_batches, _pq_take, _pq_range,
                    versioned=False),
 }
 LANCE_LIBS = ("lancefile", "pylance")

@@ -49,6 +49,7 @@ MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # Scan chunks of at least this many rows decode their fields on this many threads.
 READ_THREADS = max(1, min(4, os.cpu_count() or 1))
 PARALLEL_MIN_ROWS = 8192
+PARALLEL_MAX_FIELDS = 64
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,6 @@ class LanceFileReader:
         self._source: ByteSource = open_source(path)
         self.path = self._source.name
         self._layout: FileLayout = read_layout(self._source)
-        # fields are decoded on several threads only if the source says it can take that
-        self._parallel = READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
         gb0 = self._layout.global_buffers[0]
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
         self._codec = codec_for(self._layout.version)
@@ -164,6 +163,10 @@ class LanceFileReader:
         self._projection = self._resolve_projection(columns)
         self._full_schema = self._lance_schema.to_arrow()
         self.schema: pa.Schema = self._projected_schema()
+        # Fields are decoded on several threads if the source can take that and there are
+        # few of them: many small fields are Python-bound, and threads only contend for the GIL.
+        self._parallel = (READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
+                          and len(self._field_readers) <= PARALLEL_MAX_FIELDS)
         if self.schema.equals(self._storage_schema, check_metadata=True):
             self._storage_schema = self.schema
 

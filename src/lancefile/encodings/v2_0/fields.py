@@ -24,6 +24,7 @@ from ...errors import CorruptFileError, UnsupportedEncodingError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
+from ...io import new_buffer
 from ..arrowutil import array_from_fixed, concat_arrays, range_indices
 from ..page import PageData
 from ..registry import decode_array
@@ -167,7 +168,7 @@ class LeafReader(FieldReader):
         if any(plan is None for plan in plans):
             return None
         rows = sum(local.count for _, local in pieces)
-        out = np.empty(rows * plans[0][1], dtype=np.uint8)
+        out = np.frombuffer(new_buffer(rows * plans[0][1]), dtype=np.uint8)
         pos = 0
         for (p, local), (flat, w) in zip(pieces, plans):
             page = col.page(p, cache)

@@ -6,7 +6,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from ...io import COALESCE_GAP
+from ...io import COALESCE_GAP, new_buffer
 from ..arrowutil import gather_ranges
 
 __all__ = ["read_spans"]
@@ -37,7 +37,7 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     g_start = starts[heads]
     g_end = np.maximum.reduceat(ends, heads)
     g_len = g_end - g_start
-    concat = np.empty(int(g_len.sum()), dtype=np.uint8)
+    concat = _alloc(int(g_len.sum()))
     page.read_into(buffer, g_start, g_len, concat)  # every group straight into place
     g_out = np.concatenate([[0], np.cumsum(g_len)[:-1]])
     gid = np.cumsum(new) - 1
@@ -45,7 +45,9 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     w = int(lengths[0])
     if w > 1 and len(concat) % w == 0 and not np.any(lengths != w) and not np.any(pos % w):
         # equal, aligned spans (fixed-width values or rows): gather whole rows
-        return concat.reshape(-1, w)[pos // w].reshape(-1)
+        out = _alloc(len(pos) * w)
+        np.take(concat.reshape(-1, w), pos // w, axis=0, out=out.reshape(-1, w))
+        return out
     return gather_ranges(concat, pos, lengths)
 
 
@@ -64,17 +66,21 @@ def _read_few(page, buffer, starts: list[int], lengths: list[int], gap: int) -> 
             g_end.append(e)
         group.append(len(g_start) - 1)
     if len(g_start) == len(starts):  # one range a group: read them straight into place
-        out = np.empty(sum(lengths), dtype=np.uint8)
+        out = _alloc(sum(lengths))
         page.read_into(buffer, starts, lengths, out)
         return out
     g_len = [e - s for s, e in zip(g_start, g_end)]
-    concat = np.empty(sum(g_len), dtype=np.uint8)
+    concat = _alloc(sum(g_len))
     page.read_into(buffer, g_start, g_len, concat)
     g_out = [0, *accumulate(g_len)]
-    out = np.empty(sum(lengths), dtype=np.uint8)
+    out = _alloc(sum(lengths))
     pos = 0
     for s, n, g in zip(starts, lengths, group):
         at = g_out[g] + s - g_start[g]
         out[pos : pos + n] = concat[at : at + n]
         pos += n
     return out
+
+
+def _alloc(n: int) -> np.ndarray:
+    return np.frombuffer(new_buffer(n), dtype=np.uint8)
