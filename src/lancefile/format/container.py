@@ -28,6 +28,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 
 import numpy as np
 from google.protobuf import any_pb2
@@ -166,8 +167,8 @@ class ColumnInfo:
     @cached_property
     def page_starts(self) -> np.ndarray:
         """Cumulative row offsets: page i covers rows [starts[i], starts[i+1])."""
-        lengths = np.fromiter((p.length for p in self.pages), dtype=np.int64, count=len(self.pages))
-        return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        # a Python running sum: columns have few pages, and numpy's per-call cost adds up on wide files
+        return np.array(list(accumulate((p.length for p in self.pages), initial=0)), dtype=np.int64)
 
     @property
     def num_rows(self) -> int:
@@ -183,11 +184,22 @@ def _direct_bytes(enc: file2_pb2.Encoding, where: str) -> bytes:
     raise CorruptFileError(f"{where}: encoding is missing")
 
 
+_SHORT_BUFFER_LIST = 64
+
+
 def _check_buffers(offsets, sizes, limit: int, where: str) -> tuple[BufferRef, ...]:
     if len(offsets) != len(sizes):
         raise CorruptFileError(f"{where}: {len(offsets)} buffer offsets but {len(sizes)} sizes")
     if not len(offsets):
         return ()
+    if len(offsets) <= _SHORT_BUFFER_LIST:  # the usual case: plain Python is faster than numpy here
+        refs = tuple(BufferRef(int(a), int(b)) for a, b in zip(offsets, sizes))
+        for i, r in enumerate(refs):
+            if r.position < 0 or r.size < 0 or r.position + r.size > limit:
+                raise CorruptFileError(
+                    f"{where}: buffer {i} [{r.position}, +{r.size}) lies outside the file of {limit} bytes"
+                )
+        return refs
     off = np.asarray(offsets, dtype=np.uint64)
     sz = np.asarray(sizes, dtype=np.uint64)
     end = off + sz

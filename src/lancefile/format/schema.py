@@ -38,6 +38,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import lru_cache
 
 import pyarrow as pa
 from google.protobuf.message import DecodeError
@@ -298,6 +299,7 @@ def _map_type(entries: pa.Field) -> pa.DataType:
     )
 
 
+@lru_cache(maxsize=1024)  # wide files repeat a handful of logical types thousands of times
 def _leaf_type(logical: str) -> pa.DataType:
     """Parse a logical type that has no child fields."""
     simple = _SIMPLE_TYPES.get(logical)
