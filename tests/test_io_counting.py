@@ -74,8 +74,37 @@ def test_wide_table_projection_touches_one_column(tmp_path):
     src, reader = _open(data, ["c777"])
     got = reader.read_all().to_table()
     assert got.column("c777").to_pylist() == list(range(777, 877))
-    assert src.bytes_read == 400  # just the one page buffer; metadata came with the tail read
+    assert src.bytes_read == 400  # just the one page buffer; its metadata came when the reader opened
     assert len(reader._layout._columns) == 1  # only that column's metadata was parsed
+
+
+def test_opening_a_wide_file_reads_one_columns_metadata(tmp_path):
+    """Open = the 64 KiB tail + the schema + the projected column's metadata, not all 1,000."""
+    from lancefile.format.container import TAIL_READ_BYTES
+
+    n_cols = 1000
+    t = pa.table({f"c{i}": pa.array(np.arange(100, dtype=np.int32) + i) for i in range(n_cols)})
+    path = tmp_path / "w.lance"
+    lancefile.write_table(t, path)
+    data = path.read_bytes()
+    full = lancefile.LanceFileReader(InMemorySource(data))
+    meta = full.metadata()
+    region = meta.num_column_metadata_bytes
+    assert region > TAIL_READ_BYTES  # so the test means something: the metadata outgrows the tail
+
+    src = CountingSource(InMemorySource(data))
+    reader = lancefile.LanceFileReader(src, columns=["c3"])  # c3's metadata lies outside the tail
+    schema_bytes = meta.global_buffers[0].size
+    one_column = region // n_cols * 2
+    assert src.bytes_read <= TAIL_READ_BYTES + schema_bytes + one_column, (src.bytes_read, region)
+    assert src.bytes_read < TAIL_READ_BYTES + schema_bytes + region / 10
+    assert reader.read_all().to_table().column("c3").to_pylist() == list(range(3, 103))
+
+    src = CountingSource(InMemorySource(data))
+    everything = lancefile.LanceFileReader(src)
+    requests_at_open = src.requests
+    assert requests_at_open <= 3  # tail, schema, all column metadata in one coalesced read
+    assert everything.read_all().to_table().equals(t)
 
 
 def test_flat_column_reads_zero_copy():

@@ -161,6 +161,7 @@ class LanceFileReader:
                 f"{self.path}: the schema needs {len(self._columns)} columns but the file has {self._layout.num_columns}"
             )
         self._projection = self._resolve_projection(columns)
+        self._layout.prefetch_columns(self._projected_columns())  # one request for their metadata
         self._full_schema = self._lance_schema.to_arrow()
         self.schema: pa.Schema = self._projected_schema()
         # Fields are decoded on several threads if the source can take that and there are
@@ -237,6 +238,7 @@ class LanceFileReader:
 
         cols = []
         data_bytes = 0
+        self._layout.prefetch_columns(range(self._layout.num_columns))
         for i in range(self._layout.num_columns):
             info = self._layout.column(i)
             pages = []

@@ -17,10 +17,12 @@ Footer::
 For example a file whose only content is an empty schema has footer bytes
 ``... 00 00 00 00 00 00 00 00  01 00 00 00  00 00 00 00  00 00  03 00  4c 41 4e 43``.
 
-Reading starts with one read of the file's tail (``TAIL_READ_BYTES``), which normally
-holds the footer, both tables, every column's metadata and the schema; otherwise one more
-read fetches the rest of the metadata region. Column metadata is parsed lazily, so opening
-a 10,000-column file and projecting one column parses one ColumnMetadata.
+Reading starts with one read of the file's tail (``TAIL_READ_BYTES``), which for a small
+file holds the footer, both tables, every column's metadata and the schema. For a bigger
+one, the schema is one more read, and :meth:`FileLayout.prefetch_columns` fetches the
+metadata of just the columns a read needs, neighbours coalesced into one request. Column
+metadata is parsed lazily, so opening a 10,000-column file and projecting one column
+reads and parses one ColumnMetadata beyond the tail.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ __all__ = [
 FOOTER_LEN = 40
 MAGIC = b"LANC"
 TAIL_READ_BYTES = 64 * 1024
-# A schema buffer this close before the column metadata is fetched in the same read.
-_SCHEMA_NEAR = 1024 * 1024
+# Column metadata entries closer than this are fetched in one request.
+METADATA_COALESCE_GAP = 64 * 1024
 _FOOTER = struct.Struct("<QQQIIHH4s")
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
@@ -227,8 +229,8 @@ class FileLayout:
         self.version = version
         self.global_buffers = global_buffers
         self._cmo = cmo
-        self._region = meta_region
-        self._region_start = meta_region_start
+        # byte ranges already in memory: the tail read, then what prefetch_columns fetched
+        self._regions: list[tuple[int, memoryview]] = [(meta_region_start, meta_region)]
         self._columns: dict[int, ColumnInfo] = {}
 
     @property
@@ -240,11 +242,39 @@ class FileLayout:
         return self.source.size
 
     def region_bytes(self, ref: BufferRef) -> memoryview | None:
-        """The bytes of ``ref`` if they were part of the metadata read, else None."""
-        lo = ref.position - self._region_start
-        if lo >= 0 and lo + ref.size <= len(self._region):
-            return self._region[lo : lo + ref.size]
+        """The bytes of ``ref`` if they were part of a metadata read, else None."""
+        for start, view in self._regions:
+            lo = ref.position - start
+            if lo >= 0 and lo + ref.size <= len(view):
+                return view[lo : lo + ref.size]
         return None
+
+    def prefetch_columns(self, indices) -> None:
+        """Fetch the metadata of these columns that is not in memory yet, coalesced.
+
+        Neighbouring columns' metadata (gaps under :data:`METADATA_COALESCE_GAP`) comes in
+        one request, so a full scan costs one read and a projection only its columns'.
+        Entries that point outside the metadata region are left for :meth:`column` to report.
+        """
+        meta_lo = self.footer.column_meta_start
+        meta_hi = self.footer.gbo_table_start - 16 * self.num_columns
+        spans = []
+        for i in set(indices):
+            if i in self._columns or not 0 <= i < self.num_columns:
+                continue
+            pos, size = (int(x) for x in self._cmo[i])
+            if meta_lo <= pos and pos + size <= meta_hi and self.region_bytes(BufferRef(pos, size)) is None:
+                spans.append((pos, pos + size))
+        if not spans:
+            return
+        spans.sort()
+        lo, hi = spans[0]
+        for a, b in spans[1:]:
+            if a - hi > METADATA_COALESCE_GAP:
+                self._regions.append((lo, self.source.read(lo, hi - lo)))
+                lo = a
+            hi = max(hi, b)
+        self._regions.append((lo, self.source.read(lo, hi - lo)))
 
     def read_buffer(self, ref: BufferRef) -> memoryview:
         got = self.region_bytes(ref)
@@ -305,7 +335,6 @@ def read_layout(source: ByteSource, *, tail_bytes: int = TAIL_READ_BYTES) -> Fil
 
     g, c = footer.num_global_buffers, footer.num_columns
     cmo_start = footer.gbo_table_start - 16 * c  # the CMO table ends where the GBO table starts
-    region_start = min(footer.column_meta_start, cmo_start)
 
     def grab(lo: int, hi: int) -> memoryview:
         nonlocal tail, tail_start
@@ -322,8 +351,7 @@ def read_layout(source: ByteSource, *, tail_bytes: int = TAIL_READ_BYTES) -> Fil
         # The reference requires the schema to lie before the column metadata.
         if gb0.position >= footer.column_meta_start:
             raise CorruptFileError(f"{path}: global buffer 0 (the schema) lies inside the column metadata region")
-    if region_start - _SCHEMA_NEAR <= gb0.position < region_start:
-        region_start = gb0.position  # the usual case: the schema sits right before the metadata
     cmo = np.frombuffer(grab(cmo_start, footer.gbo_table_start), dtype="<u8").reshape(c, 2)
-    region = grab(region_start, size - FOOTER_LEN)
-    return FileLayout(source, footer, version, global_buffers, cmo, region, region_start)
+    # Only what the tail read holds is kept; the schema and column metadata beyond it are
+    # fetched when asked for (FileLayout.prefetch_columns batches the columns a read needs).
+    return FileLayout(source, footer, version, global_buffers, cmo, tail, tail_start)
