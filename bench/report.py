@@ -49,12 +49,9 @@ EXPLANATIONS = {
         "uses a freshly opened reader each time, so nothing is cached across takes."
     ),
     "one_column": (
-        "The column's pages are the only data read and only its metadata is parsed, but opening reads the "
-        "whole column-metadata region (all columns, ~128 KB for 1,000) in the same request as the schema: "
-        "`read_layout` in lancefile/format/container.py fetches [metadata start, footer) at once, the "
-        "'one read of the tail' design. Reading one column's metadata only needs a change there (outside the "
-        "files this work could change): keep the 64 KiB tail read, fetch a column's metadata on first use, and "
-        "prefetch the projected columns' metadata in one coalesced request. pylance reads as many bytes."
+        "Opening reads the 64 KiB tail (footer, offset tables and the metadata that happens to lie in it), the "
+        "schema, and then only the projected columns' metadata, coalesced into one request "
+        "(FileLayout.prefetch_columns in lancefile/format/container.py); a scan reads only that column's pages."
     ),
     "memory": (
         "A scan holds about two decoded chunks (READ_CHUNK_BYTES, 16 MiB of Arrow data; more for very wide "
@@ -302,7 +299,8 @@ def evaluate_targets(result: dict, version: str) -> list[tuple[str, str, bool | 
                     f"column's pages ({'only those' if pages_ok else 'MORE'}), {c['column_metadata_parsed']} column "
                     f"metadata parsed; opening read {c['open_bytes']:,} bytes in {c['open_requests']} request(s): "
                     f"the {c['tail_read_bytes']:,}-byte tail, the {c['schema_bytes']:,}-byte schema and the "
-                    f"column-metadata region of all {c['num_columns']:,} columns ({c['metadata_region_bytes']:,} bytes)"
+                    f"column's metadata (the metadata region of all {c['num_columns']:,} columns is "
+                    f"{c['metadata_region_bytes']:,} bytes)"
                     + ("" if meta_ok else f", {c['open_bytes'] - needed + 4096:,} bytes more than the schema, "
                        "the tail and one column's metadata")
                     + (f"; pylance read {pl['rchar_bytes']:,} bytes in all (rchar)" if pl else "")))
