@@ -65,12 +65,19 @@ def test_range_reads_only_its_pages(wide_file):
     assert src.bytes_read <= 1000 * 8 + 64, src.bytes_read
 
 
-def test_wide_table_projection_touches_one_column(tmp_path):
-    n_cols = 1000
-    t = pa.table({f"c{i}": pa.array(np.arange(100, dtype=np.int32) + i) for i in range(n_cols)})
-    path = tmp_path / "w.lance"
+WIDE_COLUMNS = 1000
+
+
+@pytest.fixture(scope="module")
+def thousand_columns(tmp_path_factory):
+    t = pa.table({f"c{i}": pa.array(np.arange(100, dtype=np.int32) + i) for i in range(WIDE_COLUMNS)})
+    path = tmp_path_factory.mktemp("wide") / "w.lance"
     lancefile.write_table(t, path)
-    data = path.read_bytes()
+    return t, path.read_bytes()
+
+
+def test_wide_table_projection_touches_one_column(thousand_columns):
+    _, data = thousand_columns
     src, reader = _open(data, ["c777"])
     got = reader.read_all().to_table()
     assert got.column("c777").to_pylist() == list(range(777, 877))
@@ -78,15 +85,11 @@ def test_wide_table_projection_touches_one_column(tmp_path):
     assert len(reader._layout._columns) == 1  # only that column's metadata was parsed
 
 
-def test_opening_a_wide_file_reads_one_columns_metadata(tmp_path):
+def test_opening_a_wide_file_reads_one_columns_metadata(thousand_columns):
     """Open = the 64 KiB tail + the schema + the projected column's metadata, not all 1,000."""
     from lancefile.format.container import TAIL_READ_BYTES
 
-    n_cols = 1000
-    t = pa.table({f"c{i}": pa.array(np.arange(100, dtype=np.int32) + i) for i in range(n_cols)})
-    path = tmp_path / "w.lance"
-    lancefile.write_table(t, path)
-    data = path.read_bytes()
+    t, data = thousand_columns
     full = lancefile.LanceFileReader(InMemorySource(data))
     meta = full.metadata()
     region = meta.num_column_metadata_bytes
@@ -95,7 +98,7 @@ def test_opening_a_wide_file_reads_one_columns_metadata(tmp_path):
     src = CountingSource(InMemorySource(data))
     reader = lancefile.LanceFileReader(src, columns=["c3"])  # c3's metadata lies outside the tail
     schema_bytes = meta.global_buffers[0].size
-    one_column = region // n_cols * 2
+    one_column = region // WIDE_COLUMNS * 2
     assert src.bytes_read <= TAIL_READ_BYTES + schema_bytes + one_column, (src.bytes_read, region)
     assert src.bytes_read < TAIL_READ_BYTES + schema_bytes + region / 10
     assert reader.read_all().to_table().column("c3").to_pylist() == list(range(3, 103))

@@ -22,7 +22,8 @@ from .errors import LanceError
 __all__ = ["main", "inspect_file"]
 
 
-def _size(n: int) -> str:
+def format_size(n: float) -> str:
+    """``1536`` -> ``1.5 KiB``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -68,16 +69,16 @@ def _print_inspect(info: dict, out) -> None:
     print(f"file:      {info['path']}", file=out)
     print(f"version:   {info['version']} (footer {info['footer_version']})", file=out)
     print(f"rows:      {info['rows']}", file=out)
-    print(f"size:      {_size(info['file_bytes'])} ({_size(info['data_bytes'])} data, "
-          f"{_size(info['column_metadata_bytes'])} column metadata, {len(info['global_buffers'])} global buffers)", file=out)
+    print(f"size:      {format_size(info['file_bytes'])} ({format_size(info['data_bytes'])} data, "
+          f"{format_size(info['column_metadata_bytes'])} column metadata, {len(info['global_buffers'])} global buffers)", file=out)
     print("schema:", file=out)
     for line in info["schema"].splitlines():
         print(f"  {line}", file=out)
     print("columns:", file=out)
     for c in info["columns"]:
-        print(f"  [{c['index']}] {c['field']}: {c['type']}  {len(c['pages'])} page(s), {_size(c['bytes'])}", file=out)
+        print(f"  [{c['index']}] {c['field']}: {c['type']}  {len(c['pages'])} page(s), {format_size(c['bytes'])}", file=out)
         for i, p in enumerate(c["pages"]):
-            print(f"      page {i}: {p['rows']} rows, {_size(p['bytes'])} in {p['buffers']} buffer(s)  {p['encoding']}", file=out)
+            print(f"      page {i}: {p['rows']} rows, {format_size(p['bytes'])} in {p['buffers']} buffer(s)  {p['encoding']}", file=out)
 
 
 def main(argv: list[str] | None = None) -> int:

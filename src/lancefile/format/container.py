@@ -238,6 +238,11 @@ class FileLayout:
         return self.footer.num_columns
 
     @property
+    def _metadata_bounds(self) -> tuple[int, int]:
+        """[start, end) of the column metadata: it ends where the CMO table begins."""
+        return self.footer.column_meta_start, self.footer.gbo_table_start - 16 * self.num_columns
+
+    @property
     def file_size(self) -> int:
         return self.source.size
 
@@ -256,8 +261,7 @@ class FileLayout:
         one request, so a full scan costs one read and a projection only its columns'.
         Entries that point outside the metadata region are left for :meth:`column` to report.
         """
-        meta_lo = self.footer.column_meta_start
-        meta_hi = self.footer.gbo_table_start - 16 * self.num_columns
+        meta_lo, meta_hi = self._metadata_bounds
         spans = []
         for i in set(indices):
             if i in self._columns or not 0 <= i < self.num_columns:
@@ -291,8 +295,7 @@ class FileLayout:
         if not 0 <= index < self.num_columns:
             raise CorruptFileError(f"{where}: no such column (file has {self.num_columns})")
         pos, size = (int(x) for x in self._cmo[index])
-        meta_lo = self.footer.column_meta_start
-        meta_hi = self.footer.gbo_table_start - 16 * self.num_columns
+        meta_lo, meta_hi = self._metadata_bounds
         if pos < meta_lo or pos + size > meta_hi:
             raise CorruptFileError(
                 f"{where}: metadata [{pos}, +{size}) lies outside the column metadata region [{meta_lo}, {meta_hi})"

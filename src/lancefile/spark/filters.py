@@ -141,9 +141,9 @@ def _compare(f: D.Filter, arr: pa.Array) -> pa.Array:
     if isinstance(f, D.EqualNullSafe):
         inner = _compare(D.EqualTo(f.attribute, value), arr)
         return pc.fill_null(inner, False)
-    lit = pa.scalar(value, type=arr.type)
     if _is_float(arr):
         return _float_compare(f, arr, float(value))
+    lit = pa.scalar(value, type=arr.type)
     if isinstance(f, D.EqualTo):
         return pc.equal(arr, lit)
     if isinstance(f, D.GreaterThan):

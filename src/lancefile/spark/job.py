@@ -22,8 +22,10 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..cli import format_size
 from ..errors import InvalidInputError, LanceError
 
 __all__ = ["PipelineConfig", "run_pipeline", "main", "sample_dataframe"]
@@ -63,24 +65,14 @@ class Progress:
         self.start = time.perf_counter()
         self.times: dict[str, float] = {}
 
+    @contextmanager
     def step(self, label: str):
-        progress = self
-
-        class _Step:
-            def __enter__(self):
-                progress.n += 1
-                self.t0 = time.perf_counter()
-                print(f"[{progress.n}/{progress.total}] {label} ...", file=progress.out, flush=True)
-                return self
-
-            def __exit__(self, exc_type, exc, tb):
-                dt = time.perf_counter() - self.t0
-                progress.times[label] = dt
-                if exc_type is None:
-                    print(f"      done in {dt:.1f} s", file=progress.out, flush=True)
-                return False
-
-        return _Step()
+        self.n += 1
+        t0 = time.perf_counter()
+        print(f"[{self.n}/{self.total}] {label} ...", file=self.out, flush=True)
+        yield
+        self.times[label] = dt = time.perf_counter() - t0
+        print(f"      done in {dt:.1f} s", file=self.out, flush=True)
 
 
 def sample_dataframe(spark, rows: int, dim: int, partitions: int | None = None):
@@ -154,14 +146,6 @@ def _dir_size(path: str) -> tuple[int, int]:
     return len(files), sum(os.path.getsize(f) for f in files)
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
     """Run the job; returns the summary it prints (rows, files, bytes, timings, sample rows)."""
     import lancefile
@@ -199,7 +183,7 @@ def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
         with progress.step(f"writing Lance files with Spark to {target}"):
             ls.save(df, target, mode="overwrite", **options)
             n_files, n_bytes = _dir_size(target)
-            print(f"      {n_files} file(s), {_size(n_bytes)}", file=out)
+            print(f"      {n_files} file(s), {format_size(n_bytes)}", file=out)
 
         columns = cfg.columns or (["id", "category", "ts", "score"] if generated else None)
         where = cfg.where if cfg.where is not None else ("category = 'sports' AND score > 0.5" if generated else None)
@@ -248,7 +232,7 @@ def _print_summary(s: dict, out) -> None:
     print("summary", file=out)
     print(f"  source:   {s['source']}", file=out)
     print(f"  output:   {s['output']}  ({s['files']} Lance file(s), version {', '.join(s['versions'])}, "
-          f"{_size(s['bytes'])})", file=out)
+          f"{format_size(s['bytes'])})", file=out)
     print(f"  rows:     {s['rows']:,} written and read back; {s['matched']:,} match the filter", file=out)
     print(f"  time:     {s['total_seconds']:.1f} s in all", file=out)
     for label, sec in s["seconds"].items():

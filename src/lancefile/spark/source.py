@@ -38,6 +38,7 @@ from pyspark.sql.datasource import (
 from ..errors import ColumnNotFoundError, InvalidInputError, LanceIOError, SchemaMismatchError
 from ..reader import LanceFileReader
 from ..writer import LanceFileWriter
+from . import SHORT_NAME
 from . import filters as F
 from .files import LanceFileInfo, common_schema, is_hidden, list_lance_files, local_path, scan_files
 from .options import ReadOptions, WriteOptions
@@ -45,7 +46,6 @@ from .types import check_writable, conform_batch, spark_schema_for, target_arrow
 
 __all__ = ["LanceDataSource", "LanceReader", "LanceFilteringReader", "LanceWriter", "LanceSplit", "LanceCommitMessage"]
 
-SHORT_NAME = "lance"
 STAGING_DIR = "_temporary"
 
 

@@ -190,7 +190,7 @@ def check_writable(schema: T.StructType, version: str = "2.0") -> None:
         if isinstance(dt, T.UserDefinedType):
             visit(dt.sqlType(), name)
             return
-        if reason is not None and not (isinstance(dt, T.MapType) and version not in ("2.0", "0.3")):
+        if reason is not None and not (isinstance(dt, T.MapType) and version != "2.0"):
             raise UnsupportedTypeError(f"column {name!r} ({dt.simpleString()}): {reason}")
         if isinstance(dt, T.ArrayType):
             visit(dt.elementType, f"{name}.element")
