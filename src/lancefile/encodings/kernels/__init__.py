@@ -1,0 +1,85 @@
+"""Hot loops of the Lance encodings, one module per family.
+
+Everything here is a pure transform, numpy in and numpy (or bytes) out; the encoding
+modules put these transforms behind the protobuf messages.  Loops that numpy cannot
+express are ``_k_*`` functions compiled with numba on their first call (importing this
+package neither imports numba nor compiles anything).  Every public decoder has a small
+plain-Python twin with a ``_py`` suffix, written straight from the format description;
+the tests use the twins to cross-check the compiled kernels.
+
+Modules (each docstring gives its byte layout; all layouts are little-endian):
+
+* ``fastlanes``: FastLanes pack/unpack, InlineBitpacking and OutOfLineBitpacking (2.1),
+  and the 2.0 ``BitpackedForNonNeg`` (FastLanes at one width).
+* ``bitpacked``: the 2.0 ``Bitpacked`` layout, value i at bit i*W, LSB first.
+* ``fsst``: FSST symbol tables, decompression, training and compression.
+* ``rle``: runs of at most 255 values, and the 2.2 RLE level frame.
+* ``bss``: byte-stream-split.
+* ``bitmap``: LSB-first bitmaps.
+* ``_common``: the lazy numba wrapper and the helpers the families share.
+
+Every public name (and every ``_py`` twin) is re-exported here, so
+``kernels.fastlanes_pack`` works whichever module holds it.
+
+Example::
+
+    >>> import numpy as np
+    >>> from lancefile.encodings import kernels
+    >>> v = (np.arange(2048) % 8).astype(np.uint8)
+    >>> buf = kernels.inline_bitpacking_encode(v)
+    >>> len(buf), buf[0]
+    (770, 3)
+    >>> bool((kernels.inline_bitpacking_decode(buf, 8, 2048) == v).all())
+    True
+"""
+
+from __future__ import annotations
+
+from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, rle
+
+# The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
+from ._common import bit_width
+from .bitmap import pack_bits_lsb, unpack_bits_lsb, unpack_bits_lsb_py
+from .bitpacked import bitpacked_sequential_decode, bitpacked_sequential_decode_py, bitpacked_sequential_encode
+from .bss import byte_stream_split_decode, byte_stream_split_decode_py, byte_stream_split_encode
+from .fastlanes import (
+    FASTLANES_CHUNK,
+    FL_ORDER,
+    bitpacked_for_non_neg_decode,
+    bitpacked_for_non_neg_decode_py,
+    bitpacked_for_non_neg_encode,
+    fastlanes_pack,
+    fastlanes_pack_py,
+    fastlanes_unpack,
+    fastlanes_unpack_py,
+    fastlanes_words_per_chunk,
+    inline_bitpacking_decode,
+    inline_bitpacking_decode_chunks,
+    inline_bitpacking_decode_py,
+    inline_bitpacking_encode,
+    out_of_line_bitpacking_decode,
+    out_of_line_bitpacking_decode_py,
+    out_of_line_bitpacking_encode,
+)
+from .fsst import (
+    FSST_ESCAPE,
+    FSST_MIN_INPUT_BYTES,
+    FSST_SYMBOL_TABLE_SIZE,
+    fsst_build_symbol_table,
+    fsst_compress,
+    fsst_decompress,
+    fsst_decompress_py,
+    fsst_make_symbol_table,
+    fsst_parse_symbol_table,
+)
+from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_encode, rle_encode, rle_expand, rle_expand_py
+
+# Each module lists its own public names; the package's surface is their union.
+__all__: list[str] = []
+__all__ += fastlanes.__all__
+__all__ += bitpacked.__all__
+__all__ += fsst.__all__
+__all__ += rle.__all__
+__all__ += bss.__all__
+__all__ += bitmap.__all__
+__all__ += _common.__all__

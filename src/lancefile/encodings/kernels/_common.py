@@ -1,0 +1,125 @@
+"""Shared machinery of the kernels: lazy numba compilation and small array helpers.
+
+:class:`_Kernel` compiles a loop with ``numba.njit(cache=True)`` on its first call, so
+importing a kernels module neither imports numba nor compiles anything.  The helpers turn
+integer arrays and bytes-like buffers into the 1-D little-endian unsigned words of 8, 16,
+32 or 64 bits that every layout in this package is made of, and check bit widths.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+from ...errors import CorruptFileError, InvalidInputError
+
+__all__ = ["bit_width"]
+
+_UINT = {8: np.dtype("<u1"), 16: np.dtype("<u2"), 32: np.dtype("<u4"), 64: np.dtype("<u8")}
+_U64_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+
+
+# --------------------------------------------------------------------------------------
+# Lazy numba compilation
+# --------------------------------------------------------------------------------------
+
+_COMPILE_LOCK = threading.Lock()
+
+
+class _Kernel:
+    """A loop compiled with ``numba.njit(cache=True)`` on its first call.
+
+    numba is imported only then, so ``import lancefile`` stays cheap.  Without numba the
+    plain function runs (correct, slow) and a warning says so.
+    """
+
+    def __init__(self, fn):
+        self.py_func = fn
+        self._compiled = None
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args):
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compile()
+        return compiled(*args)
+
+    def _compile(self):
+        with _COMPILE_LOCK:
+            if self._compiled is None:
+                try:
+                    import numba
+                except ImportError:  # pragma: no cover - numba is a hard dependency
+                    warnings.warn("numba is not installed; lancefile kernels run as slow Python", stacklevel=3)
+                    self._compiled = self.py_func
+                else:
+                    try:
+                        self._compiled = numba.njit(cache=True, nogil=True)(self.py_func)
+                    except Exception:  # pragma: no cover - e.g. no writable cache directory
+                        self._compiled = numba.njit(nogil=True)(self.py_func)
+        return self._compiled
+
+
+# --------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------
+
+
+def _uint_dtype(bits: int) -> np.dtype:
+    try:
+        return _UINT[int(bits)]
+    except (KeyError, TypeError, ValueError):
+        raise InvalidInputError(f"unsupported word size {bits!r}; expected 8, 16, 32 or 64 bits") from None
+
+
+def _unsigned_view(values) -> np.ndarray:
+    """The values as a contiguous 1-D unsigned array of the same width (raw bits kept)."""
+    arr = np.ascontiguousarray(values).reshape(-1)
+    if arr.dtype.kind not in "iu" or arr.dtype.itemsize not in (1, 2, 4, 8):
+        raise InvalidInputError(f"expected 8/16/32/64-bit integers, got dtype {arr.dtype}")
+    target = _UINT[arr.dtype.itemsize * 8]
+    if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and not np.little_endian):
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    return arr.view(target)
+
+
+def _byte_view(buf) -> np.ndarray:
+    """Any bytes-like object or array as a 1-D uint8 array, without copying."""
+    if isinstance(buf, np.ndarray):
+        return np.ascontiguousarray(buf).reshape(-1).view(np.uint8)
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+def _words(buf, dtype: np.dtype, what: str) -> np.ndarray:
+    """``buf`` as an aligned 1-D array of little-endian words of ``dtype``."""
+    if isinstance(buf, np.ndarray) and buf.dtype == dtype and buf.ndim == 1 and buf.flags.c_contiguous and buf.flags.aligned:
+        return buf
+    raw = _byte_view(buf)
+    if raw.size % dtype.itemsize:
+        raise CorruptFileError(
+            f"{what}: {raw.size} bytes is not a whole number of {dtype.itemsize * 8}-bit words"
+        )
+    words = raw.view(dtype)
+    return words if words.flags.aligned else words.copy()
+
+
+def _check_width(width: int, bits: int) -> int:
+    width = int(width)
+    if not 0 <= width <= bits:
+        raise InvalidInputError(f"bit width {width} is outside 0..{bits}")
+    return width
+
+
+def bit_width(values) -> int:
+    """Bits needed for the largest raw unsigned pattern in ``values`` (0 for all zeros).
+
+    Signed values are taken as their raw bits, so a negative value needs the full width
+    (the reference's ``Stat::BitWidth``).
+    """
+    arr = _unsigned_view(values)
+    if arr.size == 0:
+        return 0
+    return int(np.bitwise_or.reduce(arr)).bit_length()

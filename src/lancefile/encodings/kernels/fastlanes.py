@@ -1,0 +1,482 @@
+"""FastLanes bit packing and the encodings built on it.
+
+Holds ``fastlanes_pack``/``fastlanes_unpack``, InlineBitpacking and OutOfLineBitpacking
+(2.1) and the 2.0 ``BitpackedForNonNeg`` (FastLanes at one width), each with its plain
+``_py`` twin.  Layouts (all little-endian):
+
+* **FastLanes** (``fastlanes_pack``/``fastlanes_unpack``): 1024 values of a T-bit
+  unsigned type are packed at width W into ``1024*W/T`` T-bit words.  The 1024 values are
+  seen as T rows by ``1024/T`` lanes; value ``FL_ORDER[r//8]*16 + (r%8)*128 + lane`` is
+  row r of that lane.  Each lane is a bit stream of T W-bit values (row r at bit r*W), and
+  word k of lane l's stream is stored at ``out[k*1024/T + l]``.  Worked example, T=8 and
+  W=1: word l (0..127) holds values l, 128+l, 256+l, ..., 896+l in bits 0..7.
+* **InlineBitpacking** (2.1 mini-block values): per 1024 values ``[W as one T-bit word]
+  [1024*W/T packed words]``; the last chunk is zero-padded to 1024 values.  uint8 values
+  below 8 give ``03`` + 384 bytes per chunk.
+* **OutOfLineBitpacking** (2.1 block context): one W for the buffer, full chunks back to
+  back, then the tail either padded and packed or appended as raw T-bit words.
+* **BitpackedForNonNeg** (2.0): ``ceil(n/1024)`` chunks packed at one W, the last one
+  zero-padded: ``128*W`` bytes per chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError, InvalidInputError
+from ._common import _byte_view, _check_width, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width
+
+__all__ = [
+    "FASTLANES_CHUNK",
+    "FL_ORDER",
+    "fastlanes_words_per_chunk",
+    "fastlanes_pack",
+    "fastlanes_unpack",
+    "inline_bitpacking_encode",
+    "inline_bitpacking_decode",
+    "inline_bitpacking_decode_chunks",
+    "out_of_line_bitpacking_encode",
+    "out_of_line_bitpacking_decode",
+    "bitpacked_for_non_neg_encode",
+    "bitpacked_for_non_neg_decode",
+]
+
+FASTLANES_CHUNK = 1024
+# Row r of a FastLanes lane holds value FL_ORDER[r // 8] * 16 + (r % 8) * 128 + lane.
+FL_ORDER = (0, 4, 2, 6, 1, 5, 3, 7)
+_FL_ORDER = np.array(FL_ORDER, dtype=np.int64)
+
+
+def fastlanes_words_per_chunk(width: int, bits: int) -> int:
+    """Words of ``bits`` bits taken by 1024 values packed at ``width`` bits."""
+    return FASTLANES_CHUNK * int(width) // int(bits)
+
+
+def _chunk_bit_widths(arr: np.ndarray) -> np.ndarray:
+    """Bit width of each 1024-value chunk of a zero-padded 1-D unsigned array."""
+    ors = np.bitwise_or.reduce(arr.reshape(-1, FASTLANES_CHUNK), axis=1).astype(np.uint64)
+    widths = np.zeros(ors.shape[0], dtype=np.int64)
+    while ors.any():
+        nz = ors != 0
+        widths += nz
+        ors >>= np.uint64(1)
+    return widths
+
+
+def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:
+    rem = arr.size % FASTLANES_CHUNK
+    if rem == 0:
+        return arr
+    return np.concatenate([arr, np.zeros(FASTLANES_CHUNK - rem, dtype=arr.dtype)])
+
+
+# --------------------------------------------------------------------------------------
+# FastLanes kernels
+# --------------------------------------------------------------------------------------
+
+
+@_Kernel
+def _k_fl_unpack(words, word_starts, widths, T, out):
+    # Chunk c (width widths[c], words from word_starts[c]) -> out[c*1024 : (c+1)*1024].
+    # Rows outside, lanes inside: per row the source word and shift are constant, so the
+    # lane loop is a contiguous, vectorisable copy.
+    lanes = 1024 // T
+    for c in range(widths.shape[0]):
+        W = widths[c]
+        base = word_starts[c]
+        obase = c * 1024
+        if W == 0:
+            for i in range(1024):
+                out[obase + i] = 0
+            continue
+        if W == T:
+            for row in range(T):
+                dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+                src = base + lanes * row
+                for lane in range(lanes):
+                    out[dst + lane] = words[src + lane]
+            continue
+        mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+        for row in range(T):
+            bit = row * W
+            k = bit // T
+            s = bit - k * T
+            dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+            src = base + lanes * k
+            sh = np.uint64(s)
+            if s + W <= T:
+                for lane in range(lanes):
+                    out[dst + lane] = (np.uint64(words[src + lane]) >> sh) & mask
+            else:
+                sh2 = np.uint64(T - s)
+                src2 = src + lanes
+                for lane in range(lanes):
+                    v = (np.uint64(words[src + lane]) >> sh) | (np.uint64(words[src2 + lane]) << sh2)
+                    out[dst + lane] = v & mask
+
+
+@_Kernel
+def _k_fl_pack(values, word_starts, widths, T, out):
+    # Inverse of _k_fl_unpack; ``out`` must be zeroed.
+    lanes = 1024 // T
+    tmask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - T)
+    for c in range(widths.shape[0]):
+        W = widths[c]
+        base = word_starts[c]
+        ibase = c * 1024
+        if W == 0:
+            continue
+        if W == T:
+            for row in range(T):
+                src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+                dst = base + lanes * row
+                for lane in range(lanes):
+                    out[dst + lane] = values[src + lane]
+            continue
+        mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+        for row in range(T):
+            bit = row * W
+            k = bit // T
+            s = bit - k * T
+            src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+            dst = base + lanes * k
+            sh = np.uint64(s)
+            if s + W <= T:
+                for lane in range(lanes):
+                    v = np.uint64(values[src + lane]) & mask
+                    out[dst + lane] = np.uint64(out[dst + lane]) | ((v << sh) & tmask)
+            else:
+                sh2 = np.uint64(T - s)
+                dst2 = dst + lanes
+                for lane in range(lanes):
+                    v = np.uint64(values[src + lane]) & mask
+                    out[dst + lane] = np.uint64(out[dst + lane]) | ((v << sh) & tmask)
+                    out[dst2 + lane] = np.uint64(out[dst2 + lane]) | (v >> sh2)
+
+
+@_Kernel
+def _k_inline_scan(words, run_starts, run_groups, T, word_starts, widths):
+    # Walk [width word][packed words] groups: run r has run_groups[r] groups back to back
+    # from word run_starts[r].  Returns (status, group): 0 ok, 1 = the buffer ends inside
+    # the group, 2 = its width word is larger than T.
+    n = words.shape[0]
+    g = 0
+    for r in range(run_starts.shape[0]):
+        pos = run_starts[r]
+        for _ in range(run_groups[r]):
+            if pos >= n:
+                return 1, g
+            W = np.int64(words[pos])
+            if W > T:
+                return 2, g
+            end = pos + 1 + (1024 * W) // T
+            if end > n:
+                return 1, g
+            widths[g] = W
+            word_starts[g] = pos + 1
+            pos = end
+            g += 1
+    return 0, -1
+
+
+def _unpack_chunks(words: np.ndarray, word_starts: np.ndarray, widths: np.ndarray, dtype) -> np.ndarray:
+    out = np.empty(widths.shape[0] * FASTLANES_CHUNK, dtype=dtype)
+    if widths.shape[0]:
+        _k_fl_unpack(words, word_starts, widths, dtype.itemsize * 8, out)
+    return out
+
+
+def _pack_chunks(values: np.ndarray, word_starts: np.ndarray, widths: np.ndarray, total_words: int) -> np.ndarray:
+    out = np.zeros(total_words, dtype=values.dtype)
+    if widths.shape[0]:
+        _k_fl_pack(values, word_starts, widths, values.dtype.itemsize * 8, out)
+    return out
+
+
+def fastlanes_pack(values: np.ndarray, width: int) -> np.ndarray:
+    """Pack integers (length a multiple of 1024) at ``width`` bits, FastLanes order.
+
+    Returns ``len(values) * width / T`` words of the unsigned type of the input's width.  Bits above ``width``
+    are dropped.  ``width`` 0 gives no words; ``width == T`` permutes the values.
+    """
+    arr = _unsigned_view(values)
+    T = arr.dtype.itemsize * 8
+    width = _check_width(width, T)
+    if arr.size % FASTLANES_CHUNK:
+        raise InvalidInputError(f"FastLanes packs whole chunks of 1024 values, got {arr.size}")
+    n_chunks = arr.size // FASTLANES_CHUNK
+    wpc = fastlanes_words_per_chunk(width, T)
+    starts = np.arange(n_chunks, dtype=np.int64) * wpc
+    return _pack_chunks(arr, starts, np.full(n_chunks, width, dtype=np.int64), n_chunks * wpc)
+
+
+def fastlanes_unpack(words, width: int, num_values: int, dtype) -> np.ndarray:
+    """Unpack ``num_values`` values of ``dtype`` packed at ``width`` bits, FastLanes order.
+
+    Whole 1024-value chunks are unpacked and the result is cut to ``num_values``; ``words``
+    (an array of ``dtype`` or any bytes-like) must hold ``ceil(num_values/1024)`` chunks.
+    """
+    requested = np.dtype(dtype)
+    if requested.kind not in "iu":
+        raise InvalidInputError(f"FastLanes unpacks integers, not {requested}")
+    dtype = _uint_dtype(requested.itemsize * 8)
+    T = dtype.itemsize * 8
+    width = _check_width(width, T)
+    words = _words(words, dtype, "FastLanes buffer")
+    num_values = int(num_values)
+    n_chunks = -(-num_values // FASTLANES_CHUNK)
+    wpc = fastlanes_words_per_chunk(width, T)
+    if words.size < n_chunks * wpc:
+        raise CorruptFileError(
+            f"FastLanes buffer holds {words.size} {T}-bit words; {num_values} values at width "
+            f"{width} need {n_chunks * wpc}"
+        )
+    starts = np.arange(n_chunks, dtype=np.int64) * wpc
+    out = _unpack_chunks(words, starts, np.full(n_chunks, width, dtype=np.int64), dtype)
+    return out[:num_values].view(requested.newbyteorder("<"))
+
+
+def _fl_index(row: int, lane: int) -> int:
+    return FL_ORDER[row // 8] * 16 + (row % 8) * 128 + lane
+
+
+def fastlanes_pack_py(values, width: int) -> np.ndarray:
+    """Plain-Python :func:`fastlanes_pack` (reference for the tests)."""
+    arr = _unsigned_view(values)
+    T = arr.dtype.itemsize * 8
+    width = _check_width(width, T)
+    lanes = FASTLANES_CHUNK // T
+    wpc = fastlanes_words_per_chunk(width, T)
+    out = [0] * (arr.size // FASTLANES_CHUNK * wpc)
+    mask = (1 << width) - 1
+    for c in range(arr.size // FASTLANES_CHUNK):
+        chunk = [int(v) for v in arr[c * FASTLANES_CHUNK : (c + 1) * FASTLANES_CHUNK]]
+        for lane in range(lanes):
+            stream = 0
+            for row in range(T):
+                stream |= (chunk[_fl_index(row, lane)] & mask) << (row * width)
+            for k in range(width):
+                out[c * wpc + k * lanes + lane] = (stream >> (k * T)) & ((1 << T) - 1)
+    return np.array(out, dtype=arr.dtype)
+
+
+def fastlanes_unpack_py(words, width: int, num_values: int, dtype) -> np.ndarray:
+    """Plain-Python :func:`fastlanes_unpack` (reference for the tests)."""
+    dtype = _uint_dtype(np.dtype(dtype).itemsize * 8)
+    T = dtype.itemsize * 8
+    words = _words(words, dtype, "FastLanes buffer")
+    lanes = FASTLANES_CHUNK // T
+    wpc = fastlanes_words_per_chunk(width, T)
+    n_chunks = -(-int(num_values) // FASTLANES_CHUNK)
+    if words.size < n_chunks * wpc:
+        raise CorruptFileError("FastLanes buffer too short")
+    out = [0] * (n_chunks * FASTLANES_CHUNK)
+    mask = (1 << width) - 1
+    for c in range(n_chunks):
+        for lane in range(lanes):
+            stream = 0
+            for k in range(width):
+                stream |= int(words[c * wpc + k * lanes + lane]) << (k * T)
+            for row in range(T):
+                out[c * FASTLANES_CHUNK + _fl_index(row, lane)] = (stream >> (row * width)) & mask
+    return np.array(out[: int(num_values)], dtype=dtype)
+
+
+# --------------------------------------------------------------------------------------
+# InlineBitpacking (2.1): [width word][packed words] per 1024 values
+# --------------------------------------------------------------------------------------
+
+
+def inline_bitpacking_encode(values) -> bytes:
+    """Encode unsigned (or raw signed) values as InlineBitpacking chunks.
+
+    Each 1024 values get their own width (the bit length of their OR), written as one
+    word of the value type before the packed words; the last chunk is zero-padded.
+    """
+    arr = _pad_to_chunks(_unsigned_view(values))
+    T = arr.dtype.itemsize * 8
+    widths = _chunk_bit_widths(arr)
+    sizes = 1 + FASTLANES_CHUNK * widths // T
+    ends = np.cumsum(sizes)
+    starts = ends - sizes + 1
+    out = _pack_chunks(arr, starts, widths, int(ends[-1]) if ends.size else 0)
+    out[starts - 1] = widths.astype(out.dtype)
+    return out.tobytes()
+
+
+def _inline_words(buf, dtype):
+    raw = _byte_view(buf)
+    return raw, _words(raw[: raw.size - raw.size % dtype.itemsize], dtype, "InlineBitpacking buffer")
+
+
+def _inline_scan(words, run_starts, run_groups, T: int, what: str):
+    total = int(run_groups.sum())
+    starts = np.empty(total, dtype=np.int64)
+    widths = np.empty(total, dtype=np.int64)
+    if total:
+        status, group = _k_inline_scan(words, run_starts, run_groups, T, starts, widths)
+        if status:
+            run = int(np.searchsorted(np.cumsum(run_groups), group, side="right"))
+            where = f"{what} {run}" + (f", group {group}" if run_groups.size == 1 else "")
+            if status == 1:
+                raise CorruptFileError(f"InlineBitpacking {where}: the buffer ends inside the chunk")
+            raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is above {T}")
+    return starts, widths
+
+
+def inline_bitpacking_decode(buf, bits: int, num_values: int) -> np.ndarray:
+    """Decode ``num_values`` InlineBitpacking values of ``bits`` (8/16/32/64) bits.
+
+    ``buf`` holds ``ceil(num_values/1024)`` chunks back to back (a mini-block chunk has
+    one; a small block may have several).  Bytes after the last chunk are ignored.
+    Returns an unsigned array; view it as signed when the column is.
+    """
+    dtype = _uint_dtype(bits)
+    _raw, words = _inline_words(buf, dtype)
+    n = int(num_values)
+    groups = np.array([-(-n // FASTLANES_CHUNK)], dtype=np.int64)
+    starts, widths = _inline_scan(words, np.zeros(1, np.int64), groups, dtype.itemsize * 8, "buffer")
+    return _unpack_chunks(words, starts, widths, dtype)[:n]
+
+
+def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values) -> np.ndarray:
+    """Decode the InlineBitpacking value buffers of many mini-block chunks in one call.
+
+    Chunk i's value buffer starts at ``byte_offsets[i]`` of ``buf`` (e.g. a page's chunk
+    data; offsets must be multiples of ``bits/8``, which the 8-byte chunk alignment
+    guarantees) and holds ``num_values[i]`` values.  Returns all values concatenated,
+    the same as calling :func:`inline_bitpacking_decode` per chunk, without the per-call
+    overhead.
+    """
+    dtype = _uint_dtype(bits)
+    raw, words = _inline_words(buf, dtype)
+    offsets = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    counts = np.asarray(num_values, dtype=np.int64).reshape(-1)
+    if offsets.shape != counts.shape or (counts < 0).any():
+        raise InvalidInputError("byte_offsets and num_values must be equally long, with counts >= 0")
+    bad = (offsets % dtype.itemsize != 0) | (offsets < 0) | (offsets > raw.size)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CorruptFileError(f"InlineBitpacking chunk {i} starts at byte {offsets[i]}, not a {bits}-bit word inside the {raw.size}-byte buffer")
+    groups = -(-counts // FASTLANES_CHUNK)
+    starts, widths = _inline_scan(words, offsets // dtype.itemsize, groups, dtype.itemsize * 8, "chunk")
+    values = _unpack_chunks(words, starts, widths, dtype)
+    if np.array_equal(counts, groups * FASTLANES_CHUNK):
+        return values
+    first_value = (np.cumsum(groups) - groups) * FASTLANES_CHUNK  # of each chunk in ``values``
+    out_start = np.cumsum(counts) - counts
+    return values[np.arange(int(counts.sum())) + np.repeat(first_value - out_start, counts)]
+
+
+def inline_bitpacking_decode_py(buf, bits: int, num_values: int) -> np.ndarray:
+    """Plain-Python :func:`inline_bitpacking_decode` (reference for the tests)."""
+    dtype = _uint_dtype(bits)
+    T = bits
+    raw = bytes(_byte_view(buf))
+    size = T // 8
+    pos, parts = 0, []
+    for _ in range(-(-int(num_values) // FASTLANES_CHUNK)):
+        if pos + size > len(raw):
+            raise CorruptFileError("InlineBitpacking buffer too short")
+        width = int.from_bytes(raw[pos : pos + size], "little")
+        if width > T:
+            raise CorruptFileError("InlineBitpacking width too large")
+        nbytes = 128 * width
+        if pos + size + nbytes > len(raw):
+            raise CorruptFileError("InlineBitpacking buffer too short")
+        parts.append(fastlanes_unpack_py(raw[pos + size : pos + size + nbytes], width, FASTLANES_CHUNK, dtype))
+        pos += size + nbytes
+    out = np.concatenate(parts) if parts else np.empty(0, dtype)
+    return out[: int(num_values)]
+
+
+# --------------------------------------------------------------------------------------
+# OutOfLineBitpacking (2.1 block context): one width, tail padded or raw
+# --------------------------------------------------------------------------------------
+
+
+def out_of_line_bitpacking_encode(values, width: int | None = None) -> bytes:
+    """Pack values at one ``width`` (default: the bit length of their OR), as the reference.
+
+    Full 1024-value chunks are packed back to back.  A partial tail of ``t`` values is
+    zero-padded and packed when ``W*(1024-t) < (T-W)*t``, else appended as raw T-bit words.
+    """
+    arr = _unsigned_view(values)
+    T = arr.dtype.itemsize * 8
+    W = bit_width(arr) if width is None else _check_width(width, T)
+    full = arr.size // FASTLANES_CHUNK
+    tail = arr.size % FASTLANES_CHUNK
+    body = fastlanes_pack(arr[: full * FASTLANES_CHUNK], W)
+    if tail == 0:
+        return body.tobytes()
+    if W * (FASTLANES_CHUNK - tail) < (T - W) * tail:
+        return body.tobytes() + fastlanes_pack(_pad_to_chunks(arr[full * FASTLANES_CHUNK :]), W).tobytes()
+    return body.tobytes() + arr[full * FASTLANES_CHUNK :].tobytes()
+
+
+def _out_of_line_plan(n_words: int, T: int, width: int, num_values: int):
+    full, tail = divmod(num_values, FASTLANES_CHUNK)
+    wpc = fastlanes_words_per_chunk(width, T)
+    tail_is_raw = tail > 0 and n_words == full * wpc + tail
+    need = full * wpc + (tail if tail_is_raw else (wpc if tail else 0))
+    if n_words < need:
+        raise CorruptFileError(
+            f"OutOfLineBitpacking buffer holds {n_words} {T}-bit words; {num_values} values at "
+            f"width {width} need {need}"
+        )
+    return full, tail, wpc, tail_is_raw
+
+
+def out_of_line_bitpacking_decode(buf, uncompressed_bits: int, width: int, num_values: int) -> np.ndarray:
+    """Decode OutOfLineBitpacking: ``num_values`` values packed at ``width`` bits.
+
+    The tail (``num_values % 1024`` values) is raw T-bit words iff the buffer holds exactly
+    ``full_chunks * 1024*W/T + tail`` words; otherwise it is one more padded packed chunk.
+    """
+    dtype = _uint_dtype(uncompressed_bits)
+    T = dtype.itemsize * 8
+    width = _check_width(width, T)
+    words = _words(buf, dtype, "OutOfLineBitpacking buffer")
+    num_values = int(num_values)
+    full, tail, wpc, tail_is_raw = _out_of_line_plan(words.size, T, width, num_values)
+    if not tail_is_raw:
+        return fastlanes_unpack(words, width, num_values, dtype)
+    out = np.empty(num_values, dtype=dtype)
+    out[: full * FASTLANES_CHUNK] = fastlanes_unpack(words[: full * wpc], width, full * FASTLANES_CHUNK, dtype)
+    out[full * FASTLANES_CHUNK :] = words[full * wpc : full * wpc + tail]
+    return out
+
+
+def out_of_line_bitpacking_decode_py(buf, uncompressed_bits: int, width: int, num_values: int) -> np.ndarray:
+    """Plain-Python :func:`out_of_line_bitpacking_decode` (reference for the tests)."""
+    dtype = _uint_dtype(uncompressed_bits)
+    words = _words(buf, dtype, "OutOfLineBitpacking buffer")
+    full, tail, wpc, tail_is_raw = _out_of_line_plan(words.size, uncompressed_bits, width, int(num_values))
+    head = fastlanes_unpack_py(words[: full * wpc], width, full * FASTLANES_CHUNK, dtype)
+    if tail == 0:
+        return head
+    if tail_is_raw:
+        rest = words[full * wpc : full * wpc + tail]
+    else:
+        rest = fastlanes_unpack_py(words[full * wpc : (full + 1) * wpc], width, tail, dtype)
+    return np.concatenate([head, rest]).astype(dtype)
+
+
+# --------------------------------------------------------------------------------------
+# 2.0 BitpackedForNonNeg: FastLanes chunks at one width, last chunk padded
+# --------------------------------------------------------------------------------------
+
+
+def bitpacked_for_non_neg_encode(values, width: int) -> bytes:
+    """Encode as the 2.0 ``BitpackedForNonNeg`` buffer (every chunk padded and packed)."""
+    return fastlanes_pack(_pad_to_chunks(_unsigned_view(values)), width).tobytes()
+
+
+def bitpacked_for_non_neg_decode(buf, compressed_bits: int, uncompressed_bits: int, num_values: int) -> np.ndarray:
+    """Decode a 2.0 ``BitpackedForNonNeg`` buffer: ``ceil(n/1024)`` chunks of ``128*W`` bytes."""
+    return fastlanes_unpack(buf, compressed_bits, num_values, _uint_dtype(uncompressed_bits))
+
+
+def bitpacked_for_non_neg_decode_py(buf, compressed_bits, uncompressed_bits, num_values) -> np.ndarray:
+    """Plain-Python :func:`bitpacked_for_non_neg_decode` (reference for the tests)."""
+    return fastlanes_unpack_py(buf, compressed_bits, num_values, _uint_dtype(uncompressed_bits))

@@ -1,0 +1,384 @@
+"""FSST: symbol-table parsing, decompression, training and compression.
+
+Each string is compressed on its own into code bytes: code ``c < 255`` stands for symbol
+``c`` (1..8 bytes), ``FSST_ESCAPE`` (255) copies the next byte as a literal.  The symbols
+travel in a ``FSST_SYMBOL_TABLE_SIZE`` (2312) byte table: a u64 header, up to 255 u64
+symbols, their u8 lengths, zeros after (header bits and a worked example in
+:func:`fsst_parse_symbol_table`).  With symbol 0 = ``hello``, 1 = ``" "``, 2 = ``world``,
+the codes ``00 01 02 ff 21`` decode to ``hello world!``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ...errors import CorruptFileError, InvalidInputError
+from ._common import _U64_ONES, _byte_view, _Kernel
+
+__all__ = [
+    "FSST_SYMBOL_TABLE_SIZE",
+    "FSST_ESCAPE",
+    "FSST_MIN_INPUT_BYTES",
+    "fsst_parse_symbol_table",
+    "fsst_build_symbol_table",
+    "fsst_decompress",
+    "fsst_compress",
+    "fsst_make_symbol_table",
+]
+
+FSST_SYMBOL_TABLE_SIZE = 8 + 256 * 8 + 256
+FSST_ESCAPE = 255
+_FSST_MAGIC = 0x46535354  # "FSST", the high 32 bits of the table header
+FSST_MIN_INPUT_BYTES = 32 * 1024  # the reference stores smaller inputs raw (switch off)
+
+
+def fsst_parse_symbol_table(table) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Parse a 2312-byte FSST symbol table into ``(symbols, lengths, compressed)``.
+
+    Layout: u64 header ``"FSST" << 32 | switch << 24 | suffix_lim << 16 | terminator << 8 |
+    n_symbols``, then ``n_symbols`` u64 symbols (first byte in the low byte), then
+    ``n_symbols`` u8 lengths (1..8), zeros after.  ``compressed`` is the switch bit: when
+    it is clear the strings were stored raw.  E.g. a header ``ff 00 48 01 54 53 53 46``
+    announces 255 symbols, terminator 0, suffix_lim 72, switch on.
+    """
+    raw = bytes(_byte_view(table))
+    if len(raw) != FSST_SYMBOL_TABLE_SIZE:
+        raise CorruptFileError(f"FSST symbol table has {len(raw)} bytes, expected {FSST_SYMBOL_TABLE_SIZE}")
+    (header,) = struct.unpack_from("<Q", raw)
+    if header >> 32 != _FSST_MAGIC:
+        raise CorruptFileError(f"FSST symbol table has a bad magic (header {header:#018x})")
+    n = header & 0xFF
+    compressed = bool(header >> 24 & 1)
+    symbols = np.frombuffer(raw, dtype="<u8", count=n, offset=8).astype(np.uint64)
+    lengths = np.frombuffer(raw, dtype=np.uint8, count=n, offset=8 + 8 * n).copy()
+    if compressed and n and (lengths.min() < 1 or lengths.max() > 8):
+        raise CorruptFileError("FSST symbol table has a symbol length outside 1..8")
+    return symbols, lengths, compressed
+
+
+def _fsst_tables(symbols, lengths):
+    symbols = np.asarray(symbols, dtype=np.uint64).reshape(-1)
+    lengths = np.asarray(lengths, dtype=np.uint8).reshape(-1)
+    n = symbols.size
+    if n != lengths.size or n > 255:
+        raise InvalidInputError(f"FSST needs matching symbols and lengths (at most 255), got {n} and {lengths.size}")
+    if n and lengths.max() > 8:
+        raise InvalidInputError("FSST symbol lengths must be at most 8")
+    sym_bytes = np.zeros((256, 8), dtype=np.uint8)
+    sym_bytes[:n] = symbols.astype("<u8").view(np.uint8).reshape(n, 8)
+    lens = np.zeros(256, dtype=np.int64)
+    lens[:n] = lengths
+    return sym_bytes, lens, n
+
+
+@_Kernel
+def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
+    # Pass 1: output size of every string, with every check.  Returns (status, string):
+    # 1 = bad offsets, 2 = escape as the string's last byte, 3 = code without a symbol.
+    ncodes = codes.shape[0]
+    total = 0
+    out_offsets[0] = 0
+    for i in range(offsets.shape[0] - 1):
+        p = offsets[i]
+        end = offsets[i + 1]
+        if p < 0 or end < p or end > ncodes:
+            return 1, i
+        while p < end:
+            c = codes[p]
+            if c == 255:
+                if p + 1 >= end:
+                    return 2, i
+                total += 1
+                p += 2
+            elif c < n_symbols:
+                total += lens[c]
+                p += 1
+            else:
+                return 3, i
+        out_offsets[i + 1] = total
+    return 0, -1
+
+
+@_Kernel
+def _k_fsst_fill(codes, offsets, sym_bytes, lens, out):
+    # Pass 2: write the strings; the input was validated by _k_fsst_measure.
+    pos = 0
+    for i in range(offsets.shape[0] - 1):
+        p = offsets[i]
+        end = offsets[i + 1]
+        while p < end:
+            c = codes[p]
+            if c == 255:
+                out[pos] = codes[p + 1]
+                pos += 1
+                p += 2
+            else:
+                # always copy 8 bytes (``out`` has 8 bytes of slack); only lens[c] count
+                for k in range(8):
+                    out[pos + k] = sym_bytes[c, k]
+                pos += lens[c]
+                p += 1
+
+
+_FSST_ERRORS = {
+    1: "has offsets that are decreasing or outside the {n}-byte code buffer",
+    2: "ends with an escape byte (truncated escape)",
+    3: "uses a code with no symbol in the table",
+}
+
+
+def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
+    """Decompress FSST strings; string i is ``codes[offsets[i]:offsets[i+1]]``.
+
+    Code ``c < 255`` expands to ``symbols[c]`` (its low ``lengths[c]`` bytes); 255 escapes
+    the next byte, which is copied as is.  Returns ``(data uint8, offsets int64)`` with
+    ``offsets[0] == 0``.  Bad offsets, truncated escapes and codes beyond the table raise
+    :class:`CorruptFileError`.  The output size is measured first (one validating pass), so
+    nothing is over-allocated.
+    """
+    codes = _byte_view(codes)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64).reshape(-1)
+    sym_bytes, lens, n = _fsst_tables(symbols, lengths)
+    if offsets.size == 0:
+        return np.empty(0, np.uint8), np.zeros(1, np.int64)
+    out_offsets = np.empty(offsets.size, dtype=np.int64)
+    status, where = _k_fsst_measure(codes, offsets, lens, n, out_offsets)
+    if status:
+        raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
+    total = int(out_offsets[-1])
+    data = np.empty(total + 8, dtype=np.uint8)
+    _k_fsst_fill(codes, offsets, sym_bytes, lens, data)
+    return data[:total], out_offsets
+
+
+def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
+    """Plain-Python :func:`fsst_decompress` (reference for the tests)."""
+    codes = bytes(_byte_view(codes))
+    table = [int(s).to_bytes(8, "little")[: int(n)] for s, n in zip(symbols, lengths)]
+    out, out_offsets = bytearray(), [0]
+    for i in range(len(offsets) - 1):
+        a, b = int(offsets[i]), int(offsets[i + 1])
+        if a < 0 or b < a or b > len(codes):
+            raise CorruptFileError(f"FSST string {i} has bad offsets")
+        p = a
+        while p < b:
+            c = codes[p]
+            if c == FSST_ESCAPE:
+                if p + 1 >= b:
+                    raise CorruptFileError(f"FSST string {i} ends with an escape byte")
+                out.append(codes[p + 1])
+                p += 2
+            elif c < len(table):
+                out += table[c]
+                p += 1
+            else:
+                raise CorruptFileError(f"FSST string {i} uses a code with no symbol")
+        out_offsets.append(len(out))
+    return np.frombuffer(bytes(out), dtype=np.uint8), np.array(out_offsets, dtype=np.int64)
+
+
+# FSST compression ----------------------------------------------------------------------
+#
+# Our own, simpler take on FSST training: a few rounds over a sample of the input, each
+# round tokenising the sample greedily with the current table and keeping the 255
+# candidates (tokens used, and neighbouring tokens joined up to 8 bytes) that cover the
+# most bytes.  Training runs in Python over at most FSST_SAMPLE_BYTES of sample;
+# compressing the whole input is a compiled greedy longest match.  Only the decoder
+# side is fixed by the format: any table of 1..8-byte symbols decodes.
+
+FSST_SAMPLE_BYTES = 1 << 14
+_FSST_HASH_MUL = 0x9E3779B97F4A7C15
+_FSST_ROUNDS = 5
+
+
+def _fsst_sample(data: bytes, offsets: np.ndarray) -> list[bytes]:
+    n = offsets.size - 1
+    if len(data) <= FSST_SAMPLE_BYTES:
+        return [data[offsets[i] : offsets[i + 1]] for i in range(n)]
+    rng = np.random.default_rng(4637947)
+    out, size = [], 0
+    for i in rng.permutation(n):
+        s = data[offsets[i] : offsets[i + 1]][:512]
+        out.append(s)
+        size += len(s)
+        if size >= FSST_SAMPLE_BYTES:
+            break
+    return out
+
+
+def _greedy_tokens(s: bytes, table: dict[bytes, int], max_len: int) -> list[bytes]:
+    toks, p, n = [], 0, len(s)
+    while p < n:
+        for k in range(min(max_len, n - p), 0, -1):
+            piece = s[p : p + k]
+            if k == 1 or piece in table:
+                toks.append(piece)
+                p += k
+                break
+    return toks
+
+
+def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Train an FSST table (at most 255 symbols of 1..8 bytes) on a sample of the strings.
+
+    Each round tokenises the sample greedily with the current table, then scores every
+    token used and every concatenation of two neighbouring tokens (cut to 8 bytes) by
+    ``uses * length`` and keeps the best 255.  Returns ``(symbols uint64, lengths uint8)``.
+    """
+    raw = bytes(_byte_view(data))
+    offsets = np.asarray(offsets, dtype=np.int64)
+    sample = _fsst_sample(raw, offsets)
+    table: dict[bytes, int] = {}
+    for _ in range(_FSST_ROUNDS):
+        max_len = max((len(t) for t in table), default=1)
+        gains: dict[bytes, int] = {}
+        for s in sample:
+            prev = b""
+            for tok in _greedy_tokens(s, table, max_len):
+                gains[tok] = gains.get(tok, 0) + len(tok)
+                if prev:
+                    joined = (prev + tok)[:8]
+                    gains[joined] = gains.get(joined, 0) + len(joined)
+                prev = tok
+        best = sorted(gains.items(), key=lambda kv: (-kv[1], kv[0]))[:255]
+        table = {tok: i for i, (tok, _gain) in enumerate(best)}
+    symbols = sorted(table, key=lambda t: (-len(t), t))
+    lengths = np.array([len(t) for t in symbols], dtype=np.uint8)
+    vals = np.array([int.from_bytes(t.ljust(8, b"\0"), "little") for t in symbols], dtype=np.uint64)
+    return vals, lengths
+
+
+@_Kernel
+def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, cand_code,
+                     short_code, byte_code, out, out_offsets):
+    # Greedy longest match.  Symbols of 3+ bytes are found through a hash of their first
+    # three bytes (candidates longest first), 2-byte symbols through a direct table,
+    # single bytes through byte_code; anything else is escaped.
+    pos = 0
+    out_offsets[0] = 0
+    for i in range(offsets.shape[0] - 1):
+        p = offsets[i]
+        end = offsets[i + 1]
+        while p < end:
+            left = end - p
+            code = -1
+            step = 1
+            if left >= 3:
+                prefix = np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
+                prefix |= np.uint64(data[p + 2]) << np.uint64(16)
+                slot = np.int64((prefix * np.uint64(_FSST_HASH_MUL)) >> np.uint64(40)) & hmask
+                while hstart[slot] >= 0:
+                    if hkeys[slot] == prefix:
+                        word = prefix
+                        for j in range(3, min(left, 8)):
+                            word |= np.uint64(data[p + j]) << np.uint64(8 * j)
+                        c = hstart[slot]
+                        while cand_len[c] > 0:  # candidates end with a 0 length
+                            n = cand_len[c]
+                            if n <= left:
+                                m = _U64_ONES if n == 8 else (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+                                if word & m == cand_val[c]:
+                                    code = cand_code[c]
+                                    step = n
+                                    break
+                            c += 1
+                        break
+                    slot = (slot + 1) & hmask
+            if code < 0 and left >= 2:
+                code = short_code[np.int64(data[p]) | (np.int64(data[p + 1]) << 8)]
+                step = 2
+            if code < 0:
+                code = byte_code[data[p]]
+                step = 1
+            if code >= 0:
+                out[pos] = code
+                pos += 1
+            else:
+                out[pos] = 255
+                out[pos + 1] = data[p]
+                pos += 2
+            p += step
+        out_offsets[i + 1] = pos
+    return pos
+
+
+def _fsst_encoder_tables(toks: list[bytes]):
+    """Lookup tables for _k_fsst_compress from the symbols (code = position in toks)."""
+    byte_code = np.full(256, -1, dtype=np.int64)
+    short_code = np.full(1 << 16, -1, dtype=np.int64)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for code, tok in enumerate(toks):
+        if len(tok) == 1:
+            if byte_code[tok[0]] < 0:
+                byte_code[tok[0]] = code
+        elif len(tok) == 2:
+            key = tok[0] | tok[1] << 8
+            if short_code[key] < 0:
+                short_code[key] = code
+        else:
+            groups.setdefault(int.from_bytes(tok[:3], "little"), []).append((len(tok), code))
+    hsize = 64
+    while hsize < 2 * max(len(groups), 1):
+        hsize *= 2
+    hkeys = np.zeros(hsize, dtype=np.uint64)
+    hstart = np.full(hsize, -1, dtype=np.int64)
+    cand_val, cand_len, cand_code = [], [], []
+    for prefix, cands in groups.items():
+        slot = (prefix * _FSST_HASH_MUL & 0xFFFF_FFFF_FFFF_FFFF) >> 40 & (hsize - 1)
+        while hstart[slot] >= 0:
+            slot = (slot + 1) & (hsize - 1)
+        hkeys[slot] = prefix
+        hstart[slot] = len(cand_len)
+        for n, code in sorted(cands, reverse=True):
+            cand_val.append(int.from_bytes(toks[code], "little"))
+            cand_len.append(n)
+            cand_code.append(code)
+        cand_val.append(0)
+        cand_len.append(0)
+        cand_code.append(-1)
+    return (hkeys, hstart, hsize - 1, np.array(cand_val, dtype=np.uint64), np.array(cand_len, dtype=np.int64),
+            np.array(cand_code, dtype=np.int64), short_code, byte_code)
+
+
+def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """FSST-compress strings ``data[offsets[i]:offsets[i+1]]`` each on its own.
+
+    Trains a table (:func:`fsst_build_symbol_table`) unless one is given.  Returns
+    ``(symbol_table 2312 bytes, codes uint8, code_offsets int64)`` with the table's switch
+    bit set; readable by :func:`fsst_decompress` and by the reference decoder.
+    """
+    raw = _byte_view(data)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64).reshape(-1)
+    if offsets.size and (offsets[0] < 0 or offsets[-1] > raw.size or np.any(np.diff(offsets) < 0)):
+        raise InvalidInputError("FSST offsets must be non-decreasing and inside the data")
+    if symbols is None:
+        symbols, lengths = fsst_build_symbol_table(raw, offsets)
+    symbols = np.asarray(symbols, dtype=np.uint64)
+    lengths = np.asarray(lengths, dtype=np.uint8)
+    _fsst_tables(symbols, lengths)  # validates
+    toks = [int(s).to_bytes(8, "little")[: int(n)] for s, n in zip(symbols, lengths)]
+    out = np.empty(2 * raw.size, dtype=np.uint8)
+    out_offsets = np.zeros(max(offsets.size, 1), dtype=np.int64)
+    used = 0
+    if offsets.size > 1:
+        used = _k_fsst_compress(raw, offsets, *_fsst_encoder_tables(toks), out, out_offsets)
+    return fsst_make_symbol_table(symbols, lengths), out[:used].copy(), out_offsets
+
+
+def fsst_make_symbol_table(symbols, lengths, compressed: bool = True) -> bytes:
+    """Serialise a symbol table in the 2312-byte layout of :func:`fsst_parse_symbol_table`.
+
+    The terminator and suffix_lim bytes only steer the reference's own compressor and are
+    written as 0.
+    """
+    symbols = np.asarray(symbols, dtype=np.uint64)
+    lengths = np.asarray(lengths, dtype=np.uint8)
+    n = symbols.size
+    header = _FSST_MAGIC << 32 | int(compressed) << 24 | n
+    buf = bytearray(FSST_SYMBOL_TABLE_SIZE)
+    struct.pack_into("<Q", buf, 0, header)
+    buf[8 : 8 + 8 * n] = symbols.astype("<u8").tobytes()
+    buf[8 + 8 * n : 8 + 9 * n] = lengths.tobytes()
+    return bytes(buf)

@@ -1,0 +1,91 @@
+"""Run-length encoding: runs of equal values as ``(values, run_lengths u8)``.
+
+Runs are at most ``RLE_MAX_RUN`` (255) long; a longer run is split into 255, 255, ...,
+rest.  The 2.2 level frame (:func:`rle_block_decode`) is ``[u64 values_byte_len][values:
+runs x T][run lengths: runs x u8]``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from ._common import _byte_view, _uint_dtype, _unsigned_view, _words
+
+__all__ = ["RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
+
+RLE_MAX_RUN = 255
+
+
+def rle_encode(values) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of equal values as ``(values, run_lengths uint8)``; runs over 255 are split
+    into 255, 255, ..., rest.  Equality is on the raw bits (NaNs with equal bits match)."""
+    arr = np.ascontiguousarray(values).reshape(-1)
+    if arr.size == 0:
+        return arr[:0].copy(), np.empty(0, np.uint8)
+    bits = arr.view(_uint_dtype(arr.dtype.itemsize * 8)) if arr.dtype.itemsize in (1, 2, 4, 8) else arr
+    starts = np.flatnonzero(np.concatenate([[True], bits[1:] != bits[:-1]]))
+    run_len = np.diff(np.append(starts, arr.size))
+    pieces = -(-run_len // RLE_MAX_RUN)
+    out_values = np.repeat(arr[starts], pieces)
+    out_len = np.full(int(pieces.sum()), RLE_MAX_RUN, dtype=np.int64)
+    last_piece = np.cumsum(pieces) - 1
+    out_len[last_piece] = run_len - RLE_MAX_RUN * (pieces - 1)
+    return out_values, out_len.astype(np.uint8)
+
+
+def rle_expand(values, run_lengths, num_values: int | None = None) -> np.ndarray:
+    """Expand runs: ``values[i]`` repeated ``run_lengths[i]`` times.
+
+    With ``num_values`` the runs must cover at least that many values and exactly that
+    many are returned (what a mini-block chunk needs).
+    """
+    values = np.asarray(values)
+    run_lengths = np.asarray(run_lengths)
+    if values.shape[0] != run_lengths.shape[0]:
+        raise CorruptFileError(f"RLE has {values.shape[0]} values but {run_lengths.shape[0]} run lengths")
+    out = np.repeat(values, run_lengths.astype(np.intp))
+    if num_values is not None:
+        if out.size < num_values:
+            raise CorruptFileError(f"RLE runs cover {out.size} values, {num_values} expected")
+        out = out[:num_values]
+    return out
+
+
+def rle_expand_py(values, run_lengths, num_values: int | None = None) -> np.ndarray:
+    """Plain-Python :func:`rle_expand` (reference for the tests)."""
+    out = []
+    for v, n in zip(np.asarray(values).tolist(), np.asarray(run_lengths).tolist()):
+        out.extend([v] * int(n))
+    if num_values is not None:
+        out = out[:num_values]
+    return np.array(out, dtype=np.asarray(values).dtype)
+
+
+def rle_block_decode(buf, bits: int, num_values: int) -> np.ndarray:
+    """Decode the RLE block frame 14.0.2 uses for 2.2 levels.
+
+    ``[u64 values_byte_len][values: runs x T][run lengths: runs x u8]``; e.g. 1024 zero
+    u16 levels are ``0a00000000000000 0000x5 ffffffff04``.
+    """
+    dtype = _uint_dtype(bits)
+    raw = _byte_view(buf)
+    if raw.size < 8:
+        raise CorruptFileError(f"RLE block of {raw.size} bytes has no length header")
+    vbytes = int(raw[:8].view("<u8")[0])
+    if vbytes % dtype.itemsize or 8 + vbytes > raw.size:
+        raise CorruptFileError(f"RLE block values length {vbytes} does not fit a {raw.size}-byte block")
+    runs = vbytes // dtype.itemsize
+    if raw.size - 8 - vbytes < runs:
+        raise CorruptFileError(f"RLE block has {runs} values but only {raw.size - 8 - vbytes} run-length bytes")
+    values = _words(raw[8 : 8 + vbytes], dtype, "RLE block values")
+    lengths = raw[8 + vbytes : 8 + vbytes + runs]
+    return rle_expand(values, lengths, num_values)
+
+
+def rle_block_encode(values) -> bytes:
+    """Encode :func:`rle_block_decode`'s frame."""
+    vals, lens = rle_encode(_unsigned_view(values))
+    return struct.pack("<Q", vals.nbytes) + vals.tobytes() + lens.tobytes()

@@ -1,0 +1,259 @@
+"""Tests of lancefile.encodings.kernels.fsst: tables, decompression, compression, pylance pages."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lancefile.encodings import kernels as k
+from lancefile.errors import CorruptFileError
+from tests.encodings.kernels.conftest import PROPS, _single_page, _write
+
+
+def _table(symbols: list[bytes], switch: int = 1) -> bytes:
+    return k.fsst_make_symbol_table(
+        np.array([int.from_bytes(s.ljust(8, b"\0"), "little") for s in symbols], dtype=np.uint64),
+        np.array([len(s) for s in symbols], dtype=np.uint8),
+        bool(switch),
+    )
+
+
+def test_fsst_table_header_from_notes():
+    table = bytearray(_table([b"x"] * 255))
+    assert len(table) == k.FSST_SYMBOL_TABLE_SIZE == 2312
+    table[:8] = bytes.fromhex("ff00480154535346")  # 255 symbols, terminator 0, suffix_lim 72, switch 1
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(bytes(table))
+    assert compressed and symbols.size == 255 and lengths.size == 255
+    assert symbols.dtype == np.uint64 and lengths.dtype == np.uint8
+
+
+def test_fsst_parse_lengths_follow_symbols():
+    table = _table([b"ab", b"hello", b"12345678"])
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(table)
+    assert compressed
+    assert lengths.tolist() == [2, 5, 8]
+    assert table[8 + 24 : 8 + 27] == b"\x02\x05\x08"
+    assert int(symbols[0]) == int.from_bytes(b"ab", "little")
+
+
+def test_fsst_parse_bad_tables():
+    good = _table([b"ab"])
+    with pytest.raises(CorruptFileError, match="2312"):
+        k.fsst_parse_symbol_table(good[:-1])
+    with pytest.raises(CorruptFileError, match="magic"):
+        k.fsst_parse_symbol_table(b"\0" * 8 + good[8:])
+    bad_len = bytearray(good)
+    bad_len[16] = 9
+    with pytest.raises(CorruptFileError, match="length"):
+        k.fsst_parse_symbol_table(bytes(bad_len))
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(_table([], switch=0))
+    assert not compressed and symbols.size == 0
+
+
+def test_fsst_decompress_example():
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"hello", b" ", b"world"]))
+    codes = np.frombuffer(b"\x00\x01\x02" + b"\xff!" + b"\x02\x00", np.uint8)
+    data, offs = k.fsst_decompress(codes, np.array([0, 5, 5, 7]), symbols, lengths)
+    assert bytes(data) == b"hello world!" + b"worldhello"
+    assert offs.tolist() == [0, 12, 12, 22]
+
+
+@pytest.mark.parametrize(
+    "codes, offsets, match",
+    [
+        (b"\x00\xff", [0, 2], "truncated escape"),
+        (b"\xff\x41\x00\xff", [0, 3, 4], "truncated escape"),  # escape cut by the string end
+        (b"\x05", [0, 1], "no symbol"),
+        (b"\x00\x00", [0, 3], "outside"),
+        (b"\x00\x00", [2, 1], "decreasing"),
+    ],
+)
+def test_fsst_decompress_corrupt(codes, offsets, match):
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"c"]))
+    with pytest.raises(CorruptFileError, match=match):
+        k.fsst_decompress(np.frombuffer(codes, np.uint8), np.array(offsets), symbols, lengths)
+    with pytest.raises(CorruptFileError):
+        k.fsst_decompress_py(np.frombuffer(codes, np.uint8), np.array(offsets), symbols, lengths)
+
+
+@PROPS
+@given(st.lists(st.binary(min_size=1, max_size=8), min_size=0, max_size=255),
+       st.lists(st.lists(st.integers(0, 300), max_size=20), max_size=30))
+def test_fsst_decompress_matches_py(symbol_list, strings):
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table(symbol_list))
+    n = len(symbol_list)
+    codes, offsets = bytearray(), [0]
+    for s in strings:
+        for c in s:
+            if c >= n or c >= 255:  # an escape with a literal byte
+                codes += bytes([255, c % 256])
+            else:
+                codes.append(c)
+        offsets.append(len(codes))
+    codes_arr = np.frombuffer(bytes(codes), np.uint8)
+    data, offs = k.fsst_decompress(codes_arr, np.array(offsets), symbols, lengths)
+    pdata, poffs = k.fsst_decompress_py(codes_arr, np.array(offsets), symbols, lengths)
+    assert bytes(data) == bytes(pdata)
+    np.testing.assert_array_equal(offs, poffs)
+
+
+def _strings(n: int, seed: int = 0) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    words = [b"lance", b"file", b"column", b"-", b"page", b"2024", b"zebra", b"\xff\xfe", b"chunk "]
+    return [b"".join(words[j] for j in rng.integers(0, len(words), rng.integers(0, 12))) for _ in range(n)]
+
+
+def test_fsst_compress_round_trip():
+    strings = _strings(3000)
+    data = b"".join(strings)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    table, codes, code_offsets = k.fsst_compress(np.frombuffer(data, np.uint8), offsets)
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(table)
+    assert compressed and 0 < symbols.size <= 255
+    assert codes.size < len(data) / 2  # repetitive text compresses well
+    out, out_offsets = k.fsst_decompress(codes, code_offsets, symbols, lengths)
+    assert bytes(out) == data
+    np.testing.assert_array_equal(out_offsets, offsets)
+
+
+@PROPS
+@given(st.lists(st.binary(max_size=40), max_size=50))
+def test_fsst_compress_any_bytes(strings):
+    data = b"".join(strings)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    table, codes, code_offsets = k.fsst_compress(np.frombuffer(data, np.uint8), offsets)
+    symbols, lengths, _ = k.fsst_parse_symbol_table(table)
+    out, out_offsets = k.fsst_decompress(codes, code_offsets, symbols, lengths)
+    assert bytes(out) == data
+    np.testing.assert_array_equal(out_offsets, offsets)
+
+
+# --------------------------------------------------------------------------------------
+# Pages written by pylance 14.0.2
+# --------------------------------------------------------------------------------------
+
+
+def _variable_chunk(buf: bytes, nvals: int):
+    offsets = np.frombuffer(buf, "<u4", nvals + 1).astype(np.int64)
+    return np.frombuffer(buf, np.uint8), offsets
+
+
+def test_oracle_fsst_strings(oracle_dir):
+    import pyarrow as pa
+
+    strings = [f"user-{(i * 7919) % 1000003:07d}-{'abcdefgh'[i % 8] * (i % 5)}" for i in range(20000)]
+    path = _write(oracle_dir / "fsst.lance", pa.table({"s": pa.array(strings)}))
+    layout, chunks = _single_page(path)
+    fsst = layout.value_compression.fsst
+    assert fsst.values.variable.offsets.flat.bits_per_value == 32
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(fsst.symbol_table)
+    assert compressed and symbols.size > 0
+    out = []
+    for nvals, _nlev, _rep, _def, (buf,) in chunks:
+        codes, offsets = _variable_chunk(buf, nvals)
+        data, offs = k.fsst_decompress(codes, offsets, symbols, lengths)
+        if len(out) == 0:
+            pdata, poffs = k.fsst_decompress_py(codes, offsets, symbols, lengths)
+            assert bytes(pdata) == bytes(data) and poffs.tolist() == offs.tolist()
+        blob = bytes(data)
+        out.extend(blob[offs[i] : offs[i + 1]].decode() for i in range(nvals))
+    assert out == strings
+
+
+def test_oracle_fsst_switch_off(oracle_dir):
+    # forced FSST on < 32 KiB of strings: the table says "not compressed", data is raw
+    import pyarrow as pa
+
+    strings = [f"value-{i}" for i in range(300)]
+    field = pa.field("s", pa.string(), metadata={"lance-encoding:compression": "fsst"})
+    path = _write(oracle_dir / "fsst_off.lance", pa.table({"s": strings}, schema=pa.schema([field])))
+    layout, chunks = _single_page(path)
+    symbols, lengths, compressed = k.fsst_parse_symbol_table(layout.value_compression.fsst.symbol_table)
+    assert not compressed and symbols.size == 0
+    out = []
+    for nvals, _nlev, _rep, _def, (buf,) in chunks:
+        codes, offsets = _variable_chunk(buf, nvals)
+        out.extend(bytes(codes[offsets[i] : offsets[i + 1]]).decode() for i in range(nvals))
+    assert out == strings
+
+
+def _rewrite_fsst_page(src_path, dst_path, strings: list[bytes], values_per_chunk: int = 256) -> None:
+    """Copy a one-column 2.1 file written by pylance, replacing its only (FSST mini-block)
+    page by one built from our ``fsst_compress`` output."""
+    from google.protobuf import any_pb2
+
+    from lancefile._proto import encodings_v2_1_pb2, file2_pb2
+
+    with open(src_path, "rb") as f:
+        src = f.read()
+    _cm, _cmo, gbo_start, ngb, ncols, major, minor = struct.unpack_from("<QQQIIHH", src, len(src) - 40)
+    assert (ngb, ncols, major, minor) == (1, 1, 2, 1)
+    gb0_pos, gb0_size = struct.unpack_from("<QQ", src, gbo_start)
+    cm_pos, cm_size = struct.unpack_from("<QQ", src, gbo_start - 16)
+    column = file2_pb2.ColumnMetadata.FromString(src[cm_pos : cm_pos + cm_size])
+    (page,) = column.pages
+    any_msg = any_pb2.Any.FromString(page.encoding.direct.encoding)
+    layout = encodings_v2_1_pb2.PageLayout.FromString(any_msg.value)
+
+    data = b"".join(strings)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    table, codes, code_offsets = k.fsst_compress(np.frombuffer(data, np.uint8), offsets)
+    layout.mini_block_layout.value_compression.fsst.symbol_table = table
+
+    words, chunks = [], []
+    for start in range(0, len(strings), values_per_chunk):
+        n = min(values_per_chunk, len(strings) - start)
+        rel = code_offsets[start : start + n + 1] - code_offsets[start] + 4 * (n + 1)
+        buf = rel.astype("<u4").tobytes() + codes[code_offsets[start] : code_offsets[start + n]].tobytes()
+        buf += b"\x48" * (-len(buf) % 4)
+        chunk = struct.pack("<HH", 0, len(buf)) + b"\xfe" * 4 + buf + b"\0" * (-len(buf) % 8)
+        last = start + n == len(strings)
+        words.append((len(chunk) // 8 - 1) << 4 | (0 if last else n.bit_length() - 1))
+        chunks.append(chunk)
+    meta, body = np.array(words, "<u2").tobytes(), b"".join(chunks)
+
+    out = bytearray()
+
+    def put(blob: bytes) -> int:
+        out.extend(b"\0" * (-len(out) % 64))
+        pos = len(out)
+        out.extend(blob)
+        return pos
+
+    page.ClearField("buffer_offsets")
+    page.ClearField("buffer_sizes")
+    for blob in (meta, body):
+        page.buffer_offsets.append(put(blob))
+        page.buffer_sizes.append(len(blob))
+    any_msg.value = layout.SerializeToString()
+    page.encoding.direct.encoding = any_msg.SerializeToString()
+    schema_pos = put(src[gb0_pos : gb0_pos + gb0_size])
+    column_bytes = column.SerializeToString()
+    cm_start = len(out)
+    out.extend(column_bytes)
+    cmo_start = len(out)
+    out.extend(struct.pack("<QQ", cm_start, len(column_bytes)))
+    gbo = len(out)
+    out.extend(struct.pack("<QQ", schema_pos, gb0_size))
+    out.extend(struct.pack("<QQQIIHH", cm_start, cmo_start, gbo, 1, 1, 2, 1) + b"LANC")
+    with open(dst_path, "wb") as f:
+        f.write(bytes(out))
+
+
+def test_oracle_reads_our_fsst(oracle_dir):
+    # pylance 14.0.2 decodes strings compressed by our fsst_compress with our table
+    import lance.file
+    import pyarrow as pa
+
+    strings = [f"user-{(i * 7919) % 1000003:07d}-{'abcdefgh'[i % 8] * (i % 5)}é" for i in range(20000)]
+    src = _write(oracle_dir / "fsst_src.lance", pa.table({"s": pa.array(strings)}))
+    dst = oracle_dir / "fsst_ours.lance"
+    _rewrite_fsst_page(src, dst, [s.encode() for s in strings])
+    layout, chunks = _single_page(dst)
+    assert len(chunks) == -(-20000 // 256)
+    table = lance.file.LanceFileReader(str(dst)).read_all().to_table()
+    assert table.column("s").to_pylist() == strings
