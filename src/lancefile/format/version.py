@@ -14,6 +14,19 @@ version       footer (major, minor)   footers accepted on read
 Aliases mean what they mean to the reference: ``stable`` is 2.2, ``next`` is 2.3 and
 ``legacy`` is the v1 format (0.1/0.2), which lancefile does not handle.
 
+What the 2.1+ page grammar allows differs between versions; :class:`Grammar` holds every
+difference, and this table is the only place in lancefile where 2.1 and 2.2 differ:
+
+=============================================  =====  =====
+feature                                        2.1    2.2
+=============================================  =====  =====
+mini-block chunk words / value sizes           u16    u32 (``has_large_chunk`` required)
+ConstantLayout with a value or packed levels   no     yes (only the all-null form in 2.1)
+RLE frame for rep/def levels                   no     yes
+VariablePackedStruct (packed struct, var kids) no     yes
+map, fixed_size_list<struct>                   no     yes
+=============================================  =====  =====
+
 Example::
 
     >>> resolve_version("0.3").name
@@ -33,7 +46,8 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedVersionError
 
-__all__ = ["FileVersion", "VersionInfo", "resolve_version", "version_from_footer", "DEFAULT_VERSION"]
+__all__ = ["FileVersion", "Grammar", "VersionInfo", "VERSIONS", "resolve_version", "version_from_footer",
+           "DEFAULT_VERSION"]
 
 
 class FileVersion(enum.Enum):
@@ -44,12 +58,36 @@ class FileVersion(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Grammar:
+    """What the structural (2.1+) page grammar of one version allows."""
+
+    large_chunks: bool  # mini-block chunk words and value-buffer sizes are u32, has_large_chunk set
+    constant_values: bool  # ConstantLayout may hold a value (inline or in a buffer) and packed levels
+    rle_levels: bool  # rep/def levels may use the RLE block frame
+    variable_packed_struct: bool  # full-zip packed structs with variable-width children
+    maps: bool
+    fsl_of_struct: bool
+
+    @property
+    def chunk_word_bytes(self) -> int:
+        """Bytes of a chunk-metadata word and of a value-buffer size in a chunk header."""
+        return 4 if self.large_chunks else 2
+
+
+GRAMMAR_2_1 = Grammar(large_chunks=False, constant_values=False, rle_levels=False,
+                      variable_packed_struct=False, maps=False, fsl_of_struct=False)
+GRAMMAR_2_2 = Grammar(large_chunks=True, constant_values=True, rle_levels=True,
+                      variable_packed_struct=True, maps=True, fsl_of_struct=True)
+
+
+@dataclass(frozen=True)
 class VersionInfo:
     version: FileVersion
     footer: tuple[int, int]  # what the writer puts in the footer
     read_footers: tuple[tuple[int, int], ...]
     readable: bool  # lancefile can read it
     writable: bool  # lancefile can write it
+    grammar: Grammar | None = None  # the structural page grammar (None: 2.0's array encodings)
 
     @property
     def name(self) -> str:
@@ -59,8 +97,8 @@ class VersionInfo:
 # The single source of truth. Flip readable/writable as versions are implemented.
 VERSIONS: dict[FileVersion, VersionInfo] = {
     FileVersion.V2_0: VersionInfo(FileVersion.V2_0, (0, 3), ((0, 3), (2, 0)), True, True),
-    FileVersion.V2_1: VersionInfo(FileVersion.V2_1, (2, 1), ((2, 1),), False, False),
-    FileVersion.V2_2: VersionInfo(FileVersion.V2_2, (2, 2), ((2, 2),), False, False),
+    FileVersion.V2_1: VersionInfo(FileVersion.V2_1, (2, 1), ((2, 1),), False, False, GRAMMAR_2_1),
+    FileVersion.V2_2: VersionInfo(FileVersion.V2_2, (2, 2), ((2, 2),), False, False, GRAMMAR_2_2),
     FileVersion.V2_3: VersionInfo(FileVersion.V2_3, (2, 3), ((2, 3),), False, False),
 }
 

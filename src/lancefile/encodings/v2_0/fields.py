@@ -13,7 +13,6 @@ A list's items page never spans two offsets pages; the reader matches them by co
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +25,7 @@ from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer
 from ..arrowutil import array_from_fixed, concat_arrays, range_indices
-from ..page import PageData
+from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
 from .flat import plain_rows
@@ -63,77 +62,6 @@ def assign_columns(schema: LanceSchema) -> dict[int, int]:
     for f in schema.fields:
         visit(f)
     return out
-
-
-class ColumnPages:
-    """Decodes row selections of one column, page by page.
-
-    Built once per file reader. What a read keeps while it runs (pages' fetched
-    dictionaries and decompressed buffers) lives in the ``cache`` dict the read passes
-    in: ``cache[column index][page index] -> PageData``.
-    """
-
-    def __init__(self, layout: FileLayout, index: int) -> None:
-        self.layout = layout
-        self.index = index
-        self.info = layout.column(index)
-        self.starts = self.info.page_starts
-        self._bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
-        self.num_rows = self._bounds[-1]
-        self._encodings: dict[int, pb.ArrayEncoding] = {}
-
-    def page(self, i: int, cache: dict) -> PageData:
-        pages = cache.get(self.index)
-        if pages is None:
-            pages = cache[self.index] = {}
-        got = pages.get(i)
-        if got is None:
-            got = pages[i] = PageData(self.layout, self.info, i)
-        return got
-
-    def _evict_before(self, first: int, cache: dict) -> None:
-        """Forget pages a forward scan has passed (their dictionaries, decompressed buffers)."""
-        pages = cache.get(self.index)
-        if pages and min(pages) < first:
-            for i in [i for i in pages if i < first]:
-                del pages[i]
-
-    def encoding(self, i: int) -> pb.ArrayEncoding:
-        enc = self._encodings.get(i)
-        if enc is None:
-            where = f"{self.layout.path}: column {self.index} page {i}"
-            enc = self._encodings[i] = unpack_any(self.info.pages[i].encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where=where)
-        return enc
-
-    def split(self, sel: Selection, cache: dict):
-        """Yield (page index, page-local selection) covering ``sel`` in order."""
-        if sel.count == 0:
-            return
-        if sel.stop > self.num_rows:
-            raise CorruptFileError(
-                f"{self.layout.path}: column {self.index} has {self.num_rows} rows, fewer than the {sel.stop} needed"
-            )
-        bounds = self._bounds
-        first = bisect_right(bounds, sel.start) - 1
-        last = bisect_right(bounds, sel.stop - 1) - 1
-        self._evict_before(first, cache)
-        if sel.is_range:
-            for p in range(first, last + 1):
-                lo, hi = max(sel.start, bounds[p]), min(sel.stop, bounds[p + 1])
-                if hi > lo:
-                    yield p, Selection(lo - bounds[p], hi - bounds[p])
-            return
-        idx = sel.indices
-        if first == last:
-            yield first, Selection.of_indices(idx - bounds[first])
-            return
-        starts = self.starts
-        page_of = np.searchsorted(starts, idx, side="right") - 1
-        cuts = np.searchsorted(page_of, np.arange(first, last + 2))
-        for k, p in enumerate(range(first, last + 1)):
-            part = idx[cuts[k] : cuts[k + 1]]
-            if len(part):
-                yield p, Selection.of_indices(part - bounds[p])
 
 
 class FieldReader:
@@ -336,7 +264,7 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int],
         readers = [build_reader(layout, c, columns, None if keep is None else keep[c.id]) for c in kids]
         dtype = t if keep is None else pa.struct([_child_field(c, r.dtype) for c, r in zip(kids, readers)])
         return StructReader(readers, dtype)
-    pages = ColumnPages(layout, col)
+    pages = ColumnPages(layout, col, ARRAY_ENCODING_URL, pb.ArrayEncoding)
     if _is_list(t):
         item = f.children[0]
         items = build_reader(layout, item, columns, None if keep is None else keep.get(item.id))

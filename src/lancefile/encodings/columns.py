@@ -1,0 +1,95 @@
+"""The pages of one column, and how a row selection splits over them (any version).
+
+Pages of a column cover its rows end to end, in order (``Page.length`` rows each), so a
+selection of rows maps to (page, page-local selection) pairs by the pages' cumulative
+row counts.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import numpy as np
+
+from ..errors import CorruptFileError
+from ..format.container import FileLayout, unpack_any
+from .page import PageData
+from .selection import Selection
+
+__all__ = ["ColumnPages"]
+
+
+class ColumnPages:
+    """Decodes row selections of one column, page by page.
+
+    Built once per file reader. What a read keeps while it runs (pages' fetched
+    dictionaries and decompressed buffers) lives in the ``cache`` dict the read passes
+    in: ``cache[column index][page index] -> PageData``.
+    """
+
+    def __init__(self, layout: FileLayout, index: int, url: str, message: type) -> None:
+        self.layout = layout
+        self.index = index
+        self.info = layout.column(index)
+        self.starts = self.info.page_starts
+        self._bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
+        self.num_rows = self._bounds[-1]
+        self._url, self._message = url, message
+        self._encodings: dict[int, object] = {}
+
+    def page(self, i: int, cache: dict) -> PageData:
+        pages = cache.get(self.index)
+        if pages is None:
+            pages = cache[self.index] = {}
+        got = pages.get(i)
+        if got is None:
+            got = pages[i] = PageData(self.layout, self.info, i)
+        return got
+
+    def _evict_before(self, first: int, cache: dict) -> None:
+        """Forget pages a forward scan has passed (their dictionaries, decompressed buffers)."""
+        pages = cache.get(self.index)
+        if pages and min(pages) < first:
+            for i in [i for i in pages if i < first]:
+                del pages[i]
+
+    def where(self, i: int) -> str:
+        return f"{self.layout.path}: column {self.index} page {i}"
+
+    def encoding(self, i: int):
+        """The page's encoding message (parsed once)."""
+        enc = self._encodings.get(i)
+        if enc is None:
+            enc = self._encodings[i] = unpack_any(self.info.pages[i].encoding, self._url, self._message,
+                                                  where=self.where(i))
+        return enc
+
+    def split(self, sel: Selection, cache: dict):
+        """Yield (page index, page-local selection) covering ``sel`` in order."""
+        if sel.count == 0:
+            return
+        if sel.stop > self.num_rows:
+            raise CorruptFileError(
+                f"{self.layout.path}: column {self.index} has {self.num_rows} rows, fewer than the {sel.stop} needed"
+            )
+        bounds = self._bounds
+        first = bisect_right(bounds, sel.start) - 1
+        last = bisect_right(bounds, sel.stop - 1) - 1
+        self._evict_before(first, cache)
+        if sel.is_range:
+            for p in range(first, last + 1):
+                lo, hi = max(sel.start, bounds[p]), min(sel.stop, bounds[p + 1])
+                if hi > lo:
+                    yield p, Selection(lo - bounds[p], hi - bounds[p])
+            return
+        idx = sel.indices
+        if first == last:
+            yield first, Selection.of_indices(idx - bounds[first])
+            return
+        starts = self.starts
+        page_of = np.searchsorted(starts, idx, side="right") - 1
+        cuts = np.searchsorted(page_of, np.arange(first, last + 2))
+        for k, p in enumerate(range(first, last + 1)):
+            part = idx[cuts[k] : cuts[k + 1]]
+            if len(part):
+                yield p, Selection.of_indices(part - bounds[p])

@@ -1,0 +1,23 @@
+"""The compressive encodings of Lance 2.1/2.2, one module per ``CompressiveEncoding`` variant.
+
+Importing this package registers every codec in
+:data:`lancefile.encodings.registry.COMPRESSIVE`; :mod:`.base` has the contexts, the codec
+interface and the dispatch functions, :mod:`.values` what codecs produce.
+"""
+
+from . import (  # noqa: F401  (imported for registration)
+    bitpacking,
+    byte_stream_split,
+    constant,
+    dictionary,
+    fixed_size_list,
+    flat,
+    fsst,
+    general,
+    packed_struct,
+    rle,
+    variable,
+    variable_packed_struct,
+)
+from .base import Chunks, Context, check_tree, decode_block, decode_fixed_values, decode_miniblock, \
+    decode_variable_values, describe, miniblock_buffers  # noqa: F401

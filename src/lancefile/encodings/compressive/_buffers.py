@@ -1,0 +1,31 @@
+"""Helpers shared by the compressive codecs: optional buffer compression, byte checks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from ..compression import SCHEME_BY_PROTO, decompress_buffer
+
+__all__ = ["decompress", "scheme_name", "as_bytes"]
+
+
+def scheme_name(bc, where: str) -> str:
+    """``"lz4"``/``"zstd"`` of a ``BufferCompression`` message."""
+    name = SCHEME_BY_PROTO.get(int(bc.scheme))
+    if name is None:
+        raise CorruptFileError(f"{where}: unknown buffer compression scheme {int(bc.scheme)}")
+    return name
+
+
+def decompress(bc, data, where: str) -> np.ndarray:
+    """Undo a ``BufferCompression`` (u32/u64 length prefix + LZ4 block / zstd frame)."""
+    try:
+        out = decompress_buffer(data, scheme_name(bc, where))
+    except CorruptFileError as exc:
+        raise CorruptFileError(f"{where}: {exc}") from None
+    return np.frombuffer(out, dtype=np.uint8)
+
+
+def as_bytes(data) -> np.ndarray:
+    return data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)

@@ -1,0 +1,186 @@
+"""The compressive layer of 2.1+: contexts, the codec interface, dispatch and grammar.
+
+A ``CompressiveEncoding`` is a tree (``General{zstd, Variable{Flat(32)}}``); which
+variants may appear depends on where the tree sits (REFERENCE-NOTES §5.1):
+
+================  ==========================================================  ===========
+context           where                                                       variants
+================  ==========================================================  ===========
+MINIBLOCK         mini-block values, chunk by chunk                           flat, inline_bitpacking,
+                                                                              variable, fsst, rle,
+                                                                              byte_stream_split, general,
+                                                                              fixed_size_list, packed_struct
+BLOCK             rep/def levels, dictionaries: one whole buffer              flat, inline_bitpacking,
+                                                                              out_of_line_bitpacking,
+                                                                              constant, variable, rle,
+                                                                              general, fixed_size_list
+FIXED_VALUE       full-zip fixed-width values, value by value                 flat, fixed_size_list, constant
+VARIABLE_VALUE    full-zip variable-width values, value by value              variable, fsst, general,
+                                                                              variable_packed_struct
+================  ==========================================================  ===========
+
+Each encoding is a :class:`Codec` registered in :data:`~lancefile.encodings.registry.COMPRESSIVE`
+under its oneof name; it says which contexts it may appear in, what its nested encodings
+are (:meth:`Codec.children`), what its version allows (:meth:`Codec.check`) and how it
+decodes in each context. :func:`check_tree` walks a tree once, when a page is first met,
+so decoders can trust the shape they get.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from ...format.version import Grammar
+from ..registry import COMPRESSIVE
+from .values import Values
+
+__all__ = ["Context", "Chunks", "Codec", "check_tree", "decode_miniblock", "decode_block",
+           "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "describe"]
+
+
+class Context(enum.Enum):
+    MINIBLOCK = "mini-block values"
+    BLOCK = "a block buffer (levels or dictionary)"
+    FIXED_VALUE = "full-zip fixed-width values"
+    VARIABLE_VALUE = "full-zip variable-width values"
+
+
+@dataclass
+class Chunks:
+    """The value buffers of a run of mini-block chunks, located in one byte array.
+
+    Buffer ``k`` of chunk ``c`` is ``data[starts[k, c] : starts[k, c] + sizes[k, c]]``;
+    chunk ``c`` holds ``counts[c]`` values. Positions were checked against ``data``.
+    """
+
+    data: np.ndarray  # uint8
+    starts: np.ndarray  # int64, (num_buffers, num_chunks)
+    sizes: np.ndarray  # int64, (num_buffers, num_chunks)
+    counts: np.ndarray  # int64, (num_chunks,)
+    where: str
+
+    def error(self, msg: str) -> CorruptFileError:
+        return CorruptFileError(f"{self.where}: {msg}")
+
+    def pieces(self, k: int) -> list[np.ndarray]:
+        """Buffer ``k`` of every chunk, as views."""
+        d = self.data
+        return [d[s : s + n] for s, n in zip(self.starts[k].tolist(), self.sizes[k].tolist())]
+
+    def gather(self, k: int, lengths: np.ndarray) -> np.ndarray:
+        """The first ``lengths[c]`` bytes of buffer ``k`` of every chunk, back to back."""
+        if np.any(lengths > self.sizes[k]):
+            c = int(np.argmax(lengths > self.sizes[k]))
+            raise self.error(f"chunk {c} needs {int(lengths[c])} bytes of value buffer {k}, "
+                             f"which has {int(self.sizes[k, c])}")
+        d = self.data
+        parts = [d[s : s + n] for s, n in zip(self.starts[k].tolist(), lengths.tolist())]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+    def replaced(self, k: int, pieces: list[np.ndarray]) -> "Chunks":
+        """These chunks with buffer ``k`` replaced by ``pieces`` (e.g. decompressed)."""
+        if not pieces:
+            return self
+        sizes = np.array([len(p) for p in pieces], dtype=np.int64)
+        pad = (-sizes) % 8  # keep every piece 8-aligned, like chunk buffers
+        starts = np.concatenate([[0], np.cumsum(sizes + pad)[:-1]]).astype(np.int64)
+        data = np.zeros(int((sizes + pad).sum()), dtype=np.uint8)
+        for s, p in zip(starts.tolist(), pieces):
+            data[s : s + len(p)] = p
+        # other buffers keep their bytes: append the old data after the new pieces
+        shift = len(data)
+        new_starts = self.starts + shift
+        new_sizes = self.sizes.copy()
+        new_starts[k], new_sizes[k] = starts, sizes
+        return Chunks(np.concatenate([data, self.data]), new_starts, new_sizes, self.counts, self.where)
+
+
+class Codec:
+    """One ``CompressiveEncoding`` variant. Subclasses override what they support."""
+
+    name: str = ""
+    contexts: frozenset = frozenset()
+
+    def children(self, msg, ctx: Context) -> list[tuple[object, Context]]:
+        """Nested encodings and the context each is decoded in."""
+        return []
+
+    def check(self, msg, ctx: Context, grammar: Grammar, where: str) -> None:
+        """Refuse what the file's version or this context cannot hold (CorruptFileError)."""
+
+    def num_buffers(self, msg) -> int:
+        """Value buffers a mini-block chunk holds for this encoding."""
+        return 1
+
+    def miniblock(self, msg, chunks: Chunks, first: int) -> Values:
+        raise NotImplementedError
+
+    def block(self, msg, data: np.ndarray, num_values: int, where: str) -> Values:
+        raise NotImplementedError
+
+    def fixed_values(self, msg, rows: np.ndarray, where: str) -> Values:
+        """``rows``: (n, bytes a value) uint8, one row per value."""
+        raise NotImplementedError
+
+    def variable_values(self, msg, offsets: np.ndarray, data: np.ndarray, where: str) -> Values:
+        raise NotImplementedError
+
+
+def _codec(enc, where: str) -> tuple[object, Codec]:
+    name, sub, codec = COMPRESSIVE.lookup(enc, where=where)
+    return sub, codec
+
+
+def check_tree(enc, ctx: Context, grammar: Grammar, where: str) -> None:
+    """Check a whole encoding tree against its context and the file's grammar."""
+    name, sub, codec = COMPRESSIVE.lookup(enc, where=where)
+    if ctx not in codec.contexts:
+        raise CorruptFileError(f"{where}: compressive encoding {name!r} cannot appear in {ctx.value}")
+    codec.check(sub, ctx, grammar, where)
+    for child, child_ctx in codec.children(sub, ctx):
+        if child is None:
+            raise CorruptFileError(f"{where}: compressive encoding {name!r} is missing its nested encoding")
+        check_tree(child, child_ctx, grammar, where)
+
+
+def miniblock_buffers(enc, where: str) -> int:
+    sub, codec = _codec(enc, where)
+    return codec.num_buffers(sub)
+
+
+def decode_miniblock(enc, chunks: Chunks, first: int = 0) -> Values:
+    sub, codec = _codec(enc, chunks.where)
+    return codec.miniblock(sub, chunks, first)
+
+
+def decode_block(enc, data, num_values: int, where: str) -> Values:
+    sub, codec = _codec(enc, where)
+    return codec.block(sub, np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data,
+                       int(num_values), where)
+
+
+def decode_fixed_values(enc, rows: np.ndarray, where: str) -> Values:
+    sub, codec = _codec(enc, where)
+    return codec.fixed_values(sub, rows, where)
+
+
+def decode_variable_values(enc, offsets: np.ndarray, data: np.ndarray, where: str) -> Values:
+    sub, codec = _codec(enc, where)
+    return codec.variable_values(sub, offsets, data, where)
+
+
+def describe(enc) -> str:
+    """A short summary of an encoding tree, e.g. ``general(lz4, variable(flat(32)))``."""
+    name = enc.WhichOneof("compression")
+    if name is None:
+        return "?"
+    sub = getattr(enc, name)
+    codec = COMPRESSIVE._handlers.get(name)
+    label = getattr(codec, "label", None)
+    head = label(sub) if label else name
+    kids = [describe(c) for c, _ in (codec.children(sub, Context.BLOCK) if codec else []) if c is not None]
+    return f"{head}({', '.join(kids)})" if kids else head

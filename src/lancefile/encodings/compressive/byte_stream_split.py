@@ -1,0 +1,42 @@
+"""``ByteStreamSplit``: the bytes of floats regrouped by position, to compress better.
+
+Proto: ``ByteStreamSplit { CompressiveEncoding values = 1 /* Flat{32|64} */; }``
+
+Mini-block only, usually under ``General{zstd}``. In a chunk of n values byte j of value
+i sits at ``j*n + i``: the float32s ``1.0, 2.0`` (``0000803f``, ``00000040``) become
+``0000 0000 8000 3f40``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from .. import kernels
+from ..registry import COMPRESSIVE
+from .base import Chunks, Codec, Context
+from .values import Fixed
+
+__all__ = ["ByteStreamSplitCodec"]
+
+
+@COMPRESSIVE.register("byte_stream_split")
+class ByteStreamSplitCodec(Codec):
+    name = "byte_stream_split"
+    contexts = frozenset({Context.MINIBLOCK})
+
+    def check(self, msg, ctx, grammar, where):
+        v = msg.values
+        if v.WhichOneof("compression") != "flat" or v.flat.bits_per_value not in (16, 32, 64):
+            raise CorruptFileError(f"{where}: byte-stream-split needs flat 16/32/64-bit values")
+
+    def miniblock(self, msg, chunks: Chunks, first: int):
+        bits = int(msg.values.flat.bits_per_value)
+        w = bits // 8
+        counts = chunks.counts
+        data = chunks.gather(first, counts * w)
+        parts, pos = [], 0
+        for n in counts.tolist():
+            parts.append(kernels.byte_stream_split_decode(data[pos : pos + n * w], bits, n).view(np.uint8))
+            pos += n * w
+        return Fixed(np.concatenate(parts) if parts else data[:0], bits, int(counts.sum()))

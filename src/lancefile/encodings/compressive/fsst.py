@@ -1,0 +1,56 @@
+"""``Fsst``: strings compressed with a static symbol table (Fast Static Symbol Table).
+
+Proto: ``Fsst { bytes symbol_table = 1; CompressiveEncoding values = 2; }``
+
+``symbol_table`` is 2,312 bytes: a u64 header (``"FSST" << 32 | switch << 24 | ... |
+n_symbols``), ``n_symbols`` u64 symbols, then their lengths. ``values`` (a Variable)
+holds each string's codes: a code ``c < 255`` stands for symbol ``c``, 255 escapes the
+next byte. With the switch bit clear the strings are stored raw. One table per page.
+Decoded by :func:`lancefile.encodings.kernels.fsst_decompress`.
+"""
+
+from __future__ import annotations
+
+from ...errors import CorruptFileError
+from .. import kernels
+from ..registry import COMPRESSIVE
+from .base import Codec, Context, decode_miniblock, decode_variable_values
+from .values import Var
+
+__all__ = ["FsstCodec"]
+
+
+def _expand(msg, codes: Var, where: str) -> Var:
+    try:
+        symbols, lengths, compressed = kernels.fsst_parse_symbol_table(msg.symbol_table)
+        if not compressed:
+            return codes
+        data, offsets = kernels.fsst_decompress(codes.data, codes.offsets, symbols, lengths)
+    except CorruptFileError as exc:
+        raise CorruptFileError(f"{where}: {exc}") from None
+    return Var(offsets, data)
+
+
+@COMPRESSIVE.register("fsst")
+class FsstCodec(Codec):
+    name = "fsst"
+    contexts = frozenset({Context.MINIBLOCK, Context.VARIABLE_VALUE})
+
+    def children(self, msg, ctx):
+        return [(msg.values if msg.HasField("values") else None, ctx)]
+
+    def check(self, msg, ctx, grammar, where):
+        if len(msg.symbol_table) != kernels.FSST_SYMBOL_TABLE_SIZE:
+            raise CorruptFileError(f"{where}: FSST symbol table has {len(msg.symbol_table)} bytes, "
+                                   f"expected {kernels.FSST_SYMBOL_TABLE_SIZE}")
+        if msg.values.WhichOneof("compression") != "variable":
+            raise CorruptFileError(f"{where}: FSST codes must be stored as variable-width values")
+
+    def num_buffers(self, msg):
+        return 1
+
+    def miniblock(self, msg, chunks, first):
+        return _expand(msg, decode_miniblock(msg.values, chunks, first), chunks.where)
+
+    def variable_values(self, msg, offsets, data, where):
+        return _expand(msg, decode_variable_values(msg.values, offsets, data, where), where)
