@@ -67,10 +67,12 @@ def test_metadata_arrives_in_one_read(tmp_path):
         (lambda d: _with_footer(d, cm=2**60), lancefile.CorruptFileError, "column metadata"),
         (lambda d: _with_footer(d, major=0, minor=2), lancefile.UnsupportedVersionError, "legacy"),
         (lambda d: _with_footer(d, major=2, minor=9), lancefile.UnsupportedVersionError, "2.9"),
-        (lambda d: _with_footer(d, major=2, minor=1), lancefile.UnsupportedVersionError, "2.1"),
+        (lambda d: _with_footer(d, major=2, minor=1), lancefile.UnsupportedEncodingError, "PageLayout"),
+        (lambda d: _with_footer(d, major=2, minor=3), lancefile.UnsupportedVersionError, "2.3"),
     ],
     ids=["empty", "tiny", "no-magic", "truncated", "parquet", "huge-gb-count", "huge-col-count",
-         "no-schema", "gbo-past-end", "cm-past-end", "legacy", "unknown-version", "not-yet-2.1"],
+         "no-schema", "gbo-past-end", "cm-past-end", "legacy", "unknown-version", "2.0-pages-labelled-2.1",
+         "not-yet-2.3"],
 )
 def test_bad_files_give_clear_errors(tmp_path, mutate, error, text):
     bad = mutate(_sample_bytes(tmp_path))

@@ -26,7 +26,20 @@ def test_unwritable_versions_are_refused_clearly(name, text):
         resolve_version(name)
 
 
-@pytest.mark.parametrize("footer, text", [((0, 1), "legacy"), ((0, 2), "legacy"), ((2, 4), "unknown"), ((2, 1), "2.1")])
+@pytest.mark.parametrize("footer, text", [((0, 1), "legacy"), ((0, 2), "legacy"), ((2, 4), "unknown"), ((2, 3), "2.3")])
 def test_unreadable_footers(footer, text):
     with pytest.raises(UnsupportedVersionError, match=text):
         version_from_footer(*footer)
+
+
+@pytest.mark.parametrize("footer, name", [((2, 1), "2.1"), ((2, 2), "2.2")])
+def test_2_1_and_2_2_footers_read(footer, name):
+    info = version_from_footer(*footer)
+    assert info.name == name and info.grammar is not None
+
+
+def test_the_grammar_table_is_where_2_1_and_2_2_differ():
+    g21, g22 = version_from_footer(2, 1).grammar, version_from_footer(2, 2).grammar
+    assert (g21.chunk_word_bytes, g22.chunk_word_bytes) == (2, 4)
+    assert not g21.constant_values and g22.constant_values
+    assert version_from_footer(0, 3).grammar is None

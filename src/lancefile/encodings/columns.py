@@ -27,7 +27,7 @@ class ColumnPages:
     in: ``cache[column index][page index] -> PageData``.
     """
 
-    def __init__(self, layout: FileLayout, index: int, url: str, message: type) -> None:
+    def __init__(self, layout: FileLayout, index: int, url: str, message: type, label: str = "") -> None:
         self.layout = layout
         self.index = index
         self.info = layout.column(index)
@@ -35,6 +35,7 @@ class ColumnPages:
         self._bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
         self.num_rows = self._bounds[-1]
         self._url, self._message = url, message
+        self.label = label  # e.g. "field 'a', file version 2.2": added to every message
         self._encodings: dict[int, object] = {}
 
     def page(self, i: int, cache: dict) -> PageData:
@@ -43,7 +44,7 @@ class ColumnPages:
             pages = cache[self.index] = {}
         got = pages.get(i)
         if got is None:
-            got = pages[i] = PageData(self.layout, self.info, i)
+            got = pages[i] = PageData(self.layout, self.info, i, self.label)
         return got
 
     def _evict_before(self, first: int, cache: dict) -> None:
@@ -54,7 +55,8 @@ class ColumnPages:
                 del pages[i]
 
     def where(self, i: int) -> str:
-        return f"{self.layout.path}: column {self.index} page {i}"
+        label = f" ({self.label})" if self.label else ""
+        return f"{self.layout.path}: column {self.index} page {i}{label}"
 
     def encoding(self, i: int):
         """The page's encoding message (parsed once)."""

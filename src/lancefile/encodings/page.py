@@ -22,12 +22,12 @@ _PAGE, _COLUMN, _FILE = 0, 1, 2
 
 
 class PageData:
-    def __init__(self, layout: FileLayout, column: ColumnInfo, page_index: int) -> None:
+    def __init__(self, layout: FileLayout, column: ColumnInfo, page_index: int, label: str = "") -> None:
         self.layout = layout
         self.column = column
         self.page_index = page_index
         self.page: PageInfo = column.pages[page_index]
-        self.where = f"{layout.path}: column {column.index} page {page_index}"
+        self.where = f"{layout.path}: column {column.index} page {page_index}" + (f" ({label})" if label else "")
         self._cache: dict = {}
 
     @property

@@ -49,7 +49,19 @@ def _v2_0() -> VersionCodec:
                         ARRAY_ENCODING_URL, pb.ArrayEncoding)
 
 
-_CODECS: dict[FileVersion, Callable[[], VersionCodec]] = {FileVersion.V2_0: _v2_0}
+def _structural() -> VersionCodec:
+    from .._proto import encodings_v2_1_pb2 as pb
+    from . import compressive, structural  # noqa: F401  (registers the codecs and page layouts)
+    from .structural.fields import PAGE_LAYOUT_URL, assign_columns, build_reader
+
+    return VersionCodec("2.1+", assign_columns, build_reader, None, None, PAGE_LAYOUT_URL, pb.PageLayout)
+
+
+_CODECS: dict[FileVersion, Callable[[], VersionCodec]] = {
+    FileVersion.V2_0: _v2_0,
+    FileVersion.V2_1: _structural,
+    FileVersion.V2_2: _structural,
+}
 
 
 def codec_for(version: VersionInfo) -> VersionCodec:

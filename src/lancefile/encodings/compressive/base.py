@@ -35,10 +35,11 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from ...format.version import Grammar
+from .. import kernels
 from ..registry import COMPRESSIVE
 from .values import Values
 
-__all__ = ["Context", "Chunks", "Codec", "check_tree", "decode_miniblock", "decode_block",
+__all__ = ["Context", "Chunks", "Codec", "register", "check_tree", "decode_miniblock", "decode_block",
            "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "describe"]
 
 
@@ -77,9 +78,10 @@ class Chunks:
             c = int(np.argmax(lengths > self.sizes[k]))
             raise self.error(f"chunk {c} needs {int(lengths[c])} bytes of value buffer {k}, "
                              f"which has {int(self.sizes[k, c])}")
-        d = self.data
-        parts = [d[s : s + n] for s, n in zip(self.starts[k].tolist(), lengths.tolist())]
-        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+        if len(lengths) == 1:
+            s = int(self.starts[k, 0])
+            return self.data[s : s + int(lengths[0])]
+        return kernels.gather_bytes(self.data, self.starts[k], lengths)
 
     def replaced(self, k: int, pieces: list[np.ndarray]) -> "Chunks":
         """These chunks with buffer ``k`` replaced by ``pieces`` (e.g. decompressed)."""
@@ -128,6 +130,16 @@ class Codec:
 
     def variable_values(self, msg, offsets: np.ndarray, data: np.ndarray, where: str) -> Values:
         raise NotImplementedError
+
+
+def register(name: str):
+    """Class decorator: register one instance of a :class:`Codec` under its oneof name."""
+
+    def wrap(cls):
+        COMPRESSIVE.register(name)(cls())
+        return cls
+
+    return wrap
 
 
 def _codec(enc, where: str) -> tuple[object, Codec]:

@@ -19,9 +19,8 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from .. import kernels
-from ..registry import COMPRESSIVE
 from ._buffers import decompress
-from .base import Chunks, Codec, Context
+from .base import Chunks, Codec, Context, register
 from .values import Fixed
 
 __all__ = ["InlineBitpackingCodec", "OutOfLineBitpackingCodec"]
@@ -47,7 +46,7 @@ def _decode(fn, where: str, *args) -> np.ndarray:
         raise CorruptFileError(f"{where}: {exc}") from None
 
 
-@COMPRESSIVE.register("inline_bitpacking")
+@register("inline_bitpacking")
 class InlineBitpackingCodec(Codec):
     name = "inline_bitpacking"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK})
@@ -74,7 +73,7 @@ class InlineBitpackingCodec(Codec):
         return _fixed(_decode(kernels.inline_bitpacking_decode, where, data, bits, num_values), bits)
 
 
-@COMPRESSIVE.register("out_of_line_bitpacking")
+@register("out_of_line_bitpacking")
 class OutOfLineBitpackingCodec(Codec):
     name = "out_of_line_bitpacking"
     contexts = frozenset({Context.BLOCK})

@@ -13,14 +13,13 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from .. import kernels
-from ..registry import COMPRESSIVE
-from .base import Chunks, Codec, Context
+from .base import Chunks, Codec, Context, register
 from .values import Fixed
 
 __all__ = ["ByteStreamSplitCodec"]
 
 
-@COMPRESSIVE.register("byte_stream_split")
+@register("byte_stream_split")
 class ByteStreamSplitCodec(Codec):
     name = "byte_stream_split"
     contexts = frozenset({Context.MINIBLOCK})

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import COMPRESSIVE
-from .base import Codec, Context
+from .base import Codec, Context, register
 from .values import Fixed, repeat_value
 
 __all__ = ["ConstantCodec"]
@@ -27,7 +26,7 @@ def _constant(msg, n: int) -> Fixed:
     return repeat_value(Fixed(one, 8 * len(one), 1), n)
 
 
-@COMPRESSIVE.register("constant")
+@register("constant")
 class ConstantCodec(Codec):
     name = "constant"
     contexts = frozenset({Context.BLOCK, Context.FIXED_VALUE})

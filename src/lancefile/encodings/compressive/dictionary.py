@@ -9,13 +9,12 @@ registered so that a file using it gets "cannot appear in ..." rather than "unkn
 
 from __future__ import annotations
 
-from ..registry import COMPRESSIVE
-from .base import Codec
+from .base import Codec, register
 
 __all__ = ["DictionaryCodec"]
 
 
-@COMPRESSIVE.register("dictionary")
+@register("dictionary")
 class DictionaryCodec(Codec):
     name = "dictionary"
     contexts = frozenset()

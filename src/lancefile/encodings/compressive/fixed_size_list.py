@@ -17,8 +17,7 @@ import numpy as np
 
 from ...errors import CorruptFileError, UnsupportedEncodingError
 from ..arrowutil import range_indices
-from ..registry import COMPRESSIVE
-from .base import Chunks, Codec, Context, decode_block, decode_fixed_values, decode_miniblock, miniblock_buffers
+from .base import Chunks, Codec, Context, decode_block, decode_fixed_values, decode_miniblock, miniblock_buffers, register
 from .values import Fsl
 
 __all__ = ["FixedSizeListCodec"]
@@ -31,7 +30,7 @@ def _dim(msg, where: str) -> int:
     return dim
 
 
-@COMPRESSIVE.register("fixed_size_list")
+@register("fixed_size_list")
 class FixedSizeListCodec(Codec):
     name = "fixed_size_list"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK, Context.FIXED_VALUE})

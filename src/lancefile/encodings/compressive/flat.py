@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import COMPRESSIVE
 from ._buffers import decompress
-from .base import Chunks, Codec, Context
+from .base import Chunks, Codec, Context, register
 from .values import Fixed, concat
 
 __all__ = ["FlatCodec"]
 
 
-@COMPRESSIVE.register("flat")
+@register("flat")
 class FlatCodec(Codec):
     name = "flat"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK, Context.FIXED_VALUE})

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from ...errors import CorruptFileError
 from .. import kernels
-from ..registry import COMPRESSIVE
-from .base import Codec, Context, decode_miniblock, decode_variable_values
+from .base import Codec, Context, decode_miniblock, decode_variable_values, register
 from .values import Var
 
 __all__ = ["FsstCodec"]
@@ -31,7 +30,7 @@ def _expand(msg, codes: Var, where: str) -> Var:
     return Var(offsets, data)
 
 
-@COMPRESSIVE.register("fsst")
+@register("fsst")
 class FsstCodec(Codec):
     name = "fsst"
     contexts = frozenset({Context.MINIBLOCK, Context.VARIABLE_VALUE})

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import COMPRESSIVE
 from ._buffers import decompress, scheme_name
-from .base import Chunks, Codec, Context, decode_block, decode_miniblock, decode_variable_values
+from .base import Chunks, Codec, Context, decode_block, decode_miniblock, decode_variable_values, register
 
 __all__ = ["GeneralCodec"]
 
 
-@COMPRESSIVE.register("general")
+@register("general")
 class GeneralCodec(Codec):
     name = "general"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK, Context.VARIABLE_VALUE})

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ..registry import COMPRESSIVE
-from .base import Codec, Context, decode_block, decode_fixed_values, decode_miniblock
+from .base import Codec, Context, decode_block, decode_fixed_values, decode_miniblock, register
 from .values import Fixed, Struct
 
 __all__ = ["PackedStructCodec"]
@@ -30,7 +29,7 @@ def _split(msg, v, where: str) -> Struct:
                    for a, b in zip(edges[:-1].tolist(), edges[1:].tolist())], n)
 
 
-@COMPRESSIVE.register("packed_struct")
+@register("packed_struct")
 class PackedStructCodec(Codec):
     name = "packed_struct"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK, Context.FIXED_VALUE})

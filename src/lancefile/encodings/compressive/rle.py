@@ -15,8 +15,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from .. import kernels
 from ..arrowutil import range_indices
-from ..registry import COMPRESSIVE
-from .base import Chunks, Codec, Context
+from .base import Chunks, Codec, Context, register
 from .values import Fixed
 
 __all__ = ["RleCodec"]
@@ -26,7 +25,7 @@ def _value_bits(msg) -> int:
     return int(msg.values.flat.bits_per_value)
 
 
-@COMPRESSIVE.register("rle")
+@register("rle")
 class RleCodec(Codec):
     name = "rle"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK})

@@ -18,9 +18,8 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError
-from ..registry import COMPRESSIVE
 from ._buffers import decompress
-from .base import Chunks, Codec, Context
+from .base import Chunks, Codec, Context, register
 from .values import Var
 
 __all__ = ["VariableCodec", "offset_bits"]
@@ -39,7 +38,7 @@ def check_offsets(offsets: np.ndarray, size: int, where: str) -> None:
         raise CorruptFileError(f"{where}: variable-width offsets decrease or point outside {size} bytes")
 
 
-@COMPRESSIVE.register("variable")
+@register("variable")
 class VariableCodec(Codec):
     name = "variable"
     contexts = frozenset({Context.MINIBLOCK, Context.BLOCK, Context.VARIABLE_VALUE})

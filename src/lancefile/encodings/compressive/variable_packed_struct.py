@@ -16,14 +16,13 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from ..arrowutil import gather_ranges
-from ..registry import COMPRESSIVE
-from .base import Codec, Context, decode_fixed_values, decode_variable_values
+from .base import Codec, Context, decode_fixed_values, decode_variable_values, register
 from .values import Struct
 
 __all__ = ["VariablePackedStructCodec"]
 
 
-@COMPRESSIVE.register("variable_packed_struct")
+@register("variable_packed_struct")
 class VariablePackedStructCodec(Codec):
     name = "variable_packed_struct"
     contexts = frozenset({Context.VARIABLE_VALUE})

@@ -16,6 +16,8 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``rle``: runs of at most 255 values, and the 2.2 RLE level frame.
 * ``bss``: byte-stream-split.
 * ``bitmap``: LSB-first bitmaps.
+* ``fullzip``: splitting full-zip pages into control words and values.
+* ``gather``: many byte ranges copied into one array.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
 
 Every public name (and every ``_py`` twin) is re-exported here, so
@@ -35,7 +37,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, rle
+from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -72,6 +74,8 @@ from .fsst import (
     fsst_make_symbol_table,
     fsst_parse_symbol_table,
 )
+from .fullzip import fullzip_scan, fullzip_scan_py
+from .gather import gather as gather_bytes
 from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_encode, rle_encode, rle_expand, rle_expand_py
 
 # Each module lists its own public names; the package's surface is their union.
@@ -80,6 +84,8 @@ __all__ += fastlanes.__all__
 __all__ += bitpacked.__all__
 __all__ += fsst.__all__
 __all__ += rle.__all__
+__all__ += fullzip.__all__
+__all__ += ["gather_bytes"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__

@@ -1,0 +1,45 @@
+"""Copying many byte ranges into one array (a compiled loop of memcpys).
+
+``gather(data, starts, lengths)`` is ``concatenate([data[s:s+n] for s, n in ...])``
+without a Python loop or an index array as large as the output: what full-zip rows,
+mini-block chunk buffers and dictionary lookups of strings need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from ._common import _byte_view, _Kernel
+
+__all__ = ["gather"]
+
+# Below this many ranges, numpy slicing is cheaper than entering the compiled loop.
+_FEW = 32
+
+
+@_Kernel
+def _k_gather(data, starts, lengths, out):
+    pos = 0
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        n = lengths[i]
+        out[pos : pos + n] = data[s : s + n]
+        pos += n
+
+
+def gather(data, starts, lengths) -> np.ndarray:
+    """The bytes ``data[starts[i] : starts[i] + lengths[i]]`` for every i, back to back."""
+    raw = _byte_view(data)
+    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
+    if starts.shape != lengths.shape:
+        raise ValueError("starts and lengths must have the same length")
+    if len(starts) and (starts.min() < 0 or lengths.min() < 0 or (starts + lengths).max() > raw.size):
+        raise CorruptFileError(f"a byte range lies outside the {raw.size}-byte buffer")
+    if len(starts) <= _FEW:
+        parts = [raw[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist())]
+        return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    _k_gather(raw, starts, lengths, out)
+    return out

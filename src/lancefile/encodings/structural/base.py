@@ -1,0 +1,106 @@
+"""What every 2.1+ page layout decoder shares: the leaf description and what a page gives.
+
+A page layout (mini-block, full-zip, constant, blob) decodes the rows a read asks for
+into a :class:`PagePart`: the rows' repetition and (canonical) definition levels, and
+the values of their visible entries as an Arrow array of the leaf's type. The field layer
+(:mod:`.fields`) concatenates parts across pages and builds the nested Arrow array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import CorruptFileError
+from ...format.version import Grammar
+from ..arrowutil import range_indices
+from ..compressive.values import Values, to_arrow
+from .repdef import max_visible_def
+
+__all__ = ["Leaf", "PagePart", "EntrySpans", "select_part", "values_to_arrow"]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One leaf column as the decoders need to know it."""
+
+    dtype: pa.DataType  # the Arrow type of the leaf's values (storage type)
+    shape: tuple  # layer kinds, inner to outer (repdef.ITEM / repdef.LIST)
+    grammar: Grammar
+    version: str  # "2.1", "2.2": for messages
+
+    @property
+    def max_rep(self) -> int:
+        from .repdef import LIST
+
+        return sum(kind == LIST for kind in self.shape)
+
+    @property
+    def max_visible(self) -> int:
+        return max_visible_def(list(self.shape))
+
+
+@dataclass
+class PagePart:
+    """Decoded rows of one page: levels per entry and values per visible entry."""
+
+    rep: np.ndarray | None  # uint16 or None (no lists)
+    defs: np.ndarray | None  # canonical def levels, or None (no nulls)
+    values: pa.Array  # visible entries' values (garbage under nulls)
+    num_rows: int
+
+
+@dataclass
+class EntrySpans:
+    """Where the wanted rows' level entries are in a decoded run: ``[start, start+length)``."""
+
+    starts: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+
+    @property
+    def contiguous(self) -> bool:
+        s, n = self.starts, self.lengths
+        return len(s) <= 1 or bool(np.all(s[1:] == s[:-1] + n[:-1]))
+
+    def indices(self) -> np.ndarray:
+        return range_indices(self.starts, self.lengths)
+
+
+def values_to_arrow(values: Values, dtype: pa.DataType, where: str) -> pa.Array:
+    try:
+        return to_arrow(values, dtype)
+    except CorruptFileError as exc:
+        raise CorruptFileError(f"{where}: {exc}") from None
+
+
+def select_part(rep, defs, values: pa.Array, spans: EntrySpans, leaf: Leaf, num_rows: int,
+                where: str) -> PagePart:
+    """Cut the wanted rows out of a decoded run of entries (levels + visible values)."""
+    n_entries = len(rep) if rep is not None else (len(defs) if defs is not None else len(values))
+    if leaf.max_rep == 0:
+        # no lists: every entry is visible and holds a value
+        if len(values) != n_entries:
+            raise CorruptFileError(f"{where}: {len(values)} values for {n_entries} level entries")
+        if spans.contiguous:
+            a = int(spans.starts[0]) if len(spans.starts) else 0
+            b = a + int(spans.lengths.sum())
+            return PagePart(None, None if defs is None else defs[a:b], values.slice(a, b - a), num_rows)
+        idx = spans.indices()
+        return PagePart(None, None if defs is None else defs[idx], values.take(pa.array(idx)), num_rows)
+    visible = defs <= leaf.max_visible if defs is not None else np.ones(n_entries, dtype=bool)
+    n_visible = int(visible.sum())
+    if n_visible != len(values):
+        raise CorruptFileError(f"{where}: {len(values)} values for {n_visible} visible level entries")
+    value_pos = np.cumsum(visible) - 1
+    if spans.contiguous:
+        a = int(spans.starts[0]) if len(spans.starts) else 0
+        b = a + int(spans.lengths.sum())
+        va = int(value_pos[a - 1]) + 1 if a else 0
+        vb = int(value_pos[b - 1]) + 1 if b else 0
+        return PagePart(rep[a:b], None if defs is None else defs[a:b], values.slice(va, vb - va), num_rows)
+    idx = spans.indices()
+    vis = visible[idx]
+    return PagePart(rep[idx], None if defs is None else defs[idx],
+                    values.take(pa.array(value_pos[idx][vis])), num_rows)

@@ -1,0 +1,242 @@
+"""Field-level reading of 2.1/2.2 files: leaf columns, and nested arrays from their levels.
+
+In 2.1+ only **leaves** own columns (pre-order): primitives, fixed-size lists of
+primitives, packed structs, blobs, empty structs. Structs, lists and maps own none; they
+live in their leaves' repetition/definition layers. ``ls: list<struct<u, w>>, f: float``
+has columns ``u, w, f``; ``u``'s layers are ``[u, struct, list]`` (inner to outer).
+
+A read decodes each needed leaf for the selected rows (page by page, see the page
+layouts), unravels its levels into offsets and validity per layer, and builds the Arrow
+array top-down: a struct's validity and a list's offsets come from the first leaf below
+it (every leaf below a node carries the same layers for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_1_pb2 as pb
+from ...errors import CorruptFileError, UnsupportedEncodingError
+from ...format.container import FileLayout
+from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
+from ..arrowutil import concat_arrays
+from ..columns import ColumnPages
+from ..registry import LAYOUT
+from ..selection import Selection
+from .base import Leaf, PagePart
+from .repdef import ITEM, LIST, unravel
+
+__all__ = ["PAGE_LAYOUT_URL", "assign_columns", "build_reader", "is_leaf"]
+
+PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
+_LIST_LOGICAL = frozenset(_LIST_TYPES)
+
+
+def is_leaf(f: LanceField) -> bool:
+    """Whether a field owns a column in 2.1+ (structs, lists and maps do not)."""
+    lt = f.logical_type
+    if lt in _LIST_LOGICAL or lt == "map":
+        return False
+    if lt == "struct":
+        return not f.children or f.is_packed_struct
+    return True
+
+
+def assign_columns(schema: LanceSchema) -> dict[int, int]:
+    """field id -> column index: the leaves, in pre-order."""
+    out: dict[int, int] = {}
+
+    def visit(f: LanceField) -> None:
+        if is_leaf(f):
+            out[f.id] = len(out)
+        else:
+            for c in f.children:
+                visit(c)
+
+    for f in schema.fields:
+        visit(f)
+    return out
+
+
+def _layer_kind(f: LanceField) -> str:
+    return LIST if f.logical_type in _LIST_LOGICAL or f.logical_type == "map" else ITEM
+
+
+class LeafColumn:
+    """One leaf column: its pages' decoders (built once per reader) and page-by-page reads."""
+
+    def __init__(self, layout: FileLayout, index: int, leaf: Leaf, name: str) -> None:
+        label = f"field {name!r}, file version {leaf.version}"
+        self.pages = ColumnPages(layout, index, PAGE_LAYOUT_URL, pb.PageLayout, label)
+        self.leaf = leaf
+        self._decoders: dict[int, object] = {}
+
+    def decoder(self, i: int):
+        dec = self._decoders.get(i)
+        if dec is None:
+            where = self.pages.where(i)
+            name, sub, cls = LAYOUT.lookup(self.pages.encoding(i), where=where)
+            dec = self._decoders[i] = cls(sub, self.leaf, self.pages.info.pages[i].length, where)
+        return dec
+
+    def read(self, sel: Selection, cache: dict) -> PagePart:
+        parts = [self.decoder(p).read(local, self.pages.page(p, cache)) for p, local in self.pages.split(sel, cache)]
+        return _concat_parts(parts, self.leaf.dtype, sel.count)
+
+
+def _concat_parts(parts: list[PagePart], dtype: pa.DataType, num_rows: int) -> PagePart:
+    if not parts:
+        return PagePart(None, None, pa.array([], type=dtype), num_rows)
+    if len(parts) == 1:
+        return parts[0]
+    rep = None
+    if any(p.rep is not None for p in parts):
+        rep = np.concatenate([p.rep for p in parts])
+    defs = None
+    if any(p.defs is not None for p in parts):
+        defs = np.concatenate([p.defs if p.defs is not None else np.zeros(_entries(p), np.uint16) for p in parts])
+    return PagePart(rep, defs, concat_arrays([p.values for p in parts], dtype), num_rows)
+
+
+def _entries(p: PagePart) -> int:
+    return len(p.rep) if p.rep is not None else p.num_rows
+
+
+# ------------------------------------------------------------------------------------------
+# The node tree of one projected top-level field
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    dtype: pa.DataType
+    leaf: int | None = None  # the column whose layers describe this node (the first leaf below)
+    children: list = field(default_factory=list)
+    kind: str = "leaf"  # leaf, struct, list, map
+    select: list | None = None  # a projected packed struct: the children to keep, in order
+    nullable: bool = True
+
+
+def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
+    base = c.to_arrow()
+    return pa.field(base.name, dtype, base.nullable, base.metadata)
+
+
+class StructuralReader:
+    """Reads one top-level field of a 2.1+ file (all its projected leaves)."""
+
+    def __init__(self, layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None) -> None:
+        self.layout = layout
+        version = layout.version
+        self._grammar, self._version = version.grammar, version.name
+        self._leaves: dict[int, LeafColumn] = {}
+        self._shapes: dict[int, list[str]] = {}
+        self.root = self._node(f, columns, keep, [])
+        self.dtype = self.root.dtype
+
+    def _node(self, f: LanceField, columns, keep, outer: list[str]) -> Node:
+        t = f.arrow_type
+        if f.logical_type == "struct" and not f.children:
+            # an empty struct owns a column, but its pages say nothing (the reference ignores them)
+            return Node(t, None, kind="struct")
+        if is_leaf(f):
+            col = columns.get(f.id)
+            if col is None:
+                raise CorruptFileError(f"{self.layout.path}: field {f.name!r} has no column")
+            shape = [ITEM] + outer[::-1]  # inner to outer
+            if col not in self._leaves:
+                self._leaves[col] = LeafColumn(self.layout, col, Leaf(t, tuple(shape), self._grammar, self._version),
+                                               f.name)
+                self._shapes[col] = shape
+            if keep is not None and pa.types.is_struct(t):  # projected packed struct
+                by_id = {c.id: c for c in f.children}
+                kids = [by_id[i] for i in keep]
+                return Node(pa.struct([c.to_arrow() for c in kids]), col, select=[c.name for c in kids])
+            return Node(t, col)
+        mine = outer + [_layer_kind(f)]
+        lt = f.logical_type
+        if lt == "struct":
+            by_id = {c.id: c for c in f.children}
+            kids = f.children if keep is None else [by_id[i] for i in keep]
+            nodes = [self._node(c, columns, None if keep is None else keep[c.id], mine) for c in kids]
+            dtype = t if keep is None else pa.struct([_child_field(c, n.dtype) for c, n in zip(kids, nodes)])
+            return Node(dtype, nodes[0].leaf if nodes else None, nodes, "struct")
+        if lt == "map":
+            entries = f.children[0]
+            node = self._node(entries, columns, None, mine)
+            return Node(t, node.leaf, [node], "map")
+        item = f.children[0]
+        node = self._node(item, columns, None if keep is None else keep.get(item.id), mine)
+        make = pa.large_list if pa.types.is_large_list(t) else pa.list_
+        dtype = t if keep is None else make(_child_field(item, node.dtype))
+        return Node(dtype, node.leaf, [node], "list")
+
+    def read(self, sel: Selection, cache: dict) -> pa.Array:
+        unraveled, values = {}, {}
+        for col, column in self._leaves.items():
+            part = column.read(sel, cache)
+            where = f"{self.layout.path}: column {col}"
+            unraveled[col] = unravel(part.rep, part.defs, self._shapes[col], sel.count, where)
+            values[col] = part.values
+        return self._build(self.root, 0, unraveled, values, sel.count)
+
+    def _build(self, node: Node, k: int, unraveled, values, n: int) -> pa.Array:
+        if node.leaf is None:  # a struct without children
+            return pa.Array.from_buffers(node.dtype, n, [None], children=[])
+        layer = unraveled[node.leaf].layers[k]
+        if node.kind == "leaf":
+            arr = values[node.leaf]
+            if len(arr) != n:
+                raise CorruptFileError(f"{self.layout.path}: column {node.leaf} gives {len(arr)} values for {n} slots")
+            arr = with_validity(arr, layer.valid)
+            if node.select is not None:
+                fields = [node.dtype.field(i) for i in range(node.dtype.num_fields)]
+                mask = None if layer.valid is None else pa.array(~layer.valid)
+                return pa.StructArray.from_arrays([arr.field(name) for name in node.select], fields=fields, mask=mask)
+            return arr
+        if node.kind == "struct":
+            kids = [self._build(c, k + 1, unraveled, values, n) for c in node.children]
+            fields = [node.dtype.field(i) for i in range(node.dtype.num_fields)]
+            mask = None if layer.valid is None else pa.array(~layer.valid)
+            return pa.StructArray.from_arrays(kids, fields=fields, mask=mask)
+        offsets = layer.offsets
+        child = self._build(node.children[0], k + 1, unraveled, values, int(offsets[-1]))
+        large = pa.types.is_large_list(node.dtype)
+        off = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
+        bitmap = _bitmap(layer.valid)
+        return pa.Array.from_buffers(node.dtype, n, [bitmap, off], children=[child])
+
+
+def _bitmap(valid: np.ndarray | None, offset: int = 0) -> pa.Buffer | None:
+    if valid is None or valid.all():
+        return None
+    if offset:
+        valid = np.concatenate([np.ones(offset, dtype=bool), valid])
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
+    """``arr`` (no nulls of its own at the top) with nulls where ``valid`` is False."""
+    if valid is None or valid.all() or pa.types.is_null(arr.type):
+        return arr
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return pa.DictionaryArray.from_arrays(with_validity(arr.indices, valid), arr.dictionary)
+    if pa.types.is_struct(t):
+        fields = [t.field(i) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(arr.flatten(), fields=fields, mask=pa.array(~valid))
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        return pa.FixedSizeListArray.from_arrays(arr.values.slice(arr.offset * d, len(arr) * d), type=t,
+                                                 mask=pa.array(~valid))
+    return pa.Array.from_buffers(t, len(arr), [_bitmap(valid, arr.offset)] + arr.buffers()[1:], offset=arr.offset)
+
+
+def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None = None):
+    """The reader of top-level field ``f`` (``keep``: a projection keep-tree)."""
+    if layout.version.grammar is None:
+        raise UnsupportedEncodingError(f"{layout.path}: version {layout.version.name} has no structural layout")
+    return StructuralReader(layout, f, columns, keep)

@@ -1,0 +1,329 @@
+"""``MiniBlockLayout``: small values in ~4 KiB chunks, each decoded whole.
+
+Page buffers: ``[0]`` chunk metadata, ``[1]`` the chunks back to back, ``[2]`` the
+dictionary (if ``dictionary`` is set), and last the repetition index (if
+``repetition_index_depth > 0``).
+
+* **Chunk metadata**: one word per chunk, u16 in 2.1 and u32 in 2.2,
+  ``((chunk_bytes/8 - 1) << 4) | log2(values)``; every chunk but the last holds a power
+  of two of values, the last the rest of ``num_items``.
+* **A chunk**: ``u16 num_levels``, ``u16 rep_size`` and ``u16 def_size`` (if the page has
+  rep / def), a size per value buffer (u16 in 2.1, u32 in 2.2), zero padding to 8 bytes;
+  then the rep bytes, def bytes and value buffers, each padded to 8. E.g. a 2.2 chunk of
+  three int32 without levels starts ``0000 0c000000 fefe`` then ``01000000 02000000
+  03000000 fefefefe``.
+* **Repetition index** (list pages): u64 ``(depth + 1)`` per chunk; the first two are the
+  rows that end in the chunk and whether a row continues into the next one.
+
+A read fetches only the chunks holding its rows (one request per run of neighbouring
+chunks), decodes them in one pass, then cuts the rows out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import CorruptFileError
+from ..compressive import Chunks, Context, check_tree, decode_block, decode_miniblock, miniblock_buffers
+from ..compressive.values import as_uint
+from ..page import PageData
+from ..registry import LAYOUT
+from ..selection import Selection
+from .base import EntrySpans, Leaf, PagePart, select_part, values_to_arrow
+from .repdef import canonical_defs
+
+__all__ = ["MiniBlockPage"]
+
+_META, _DATA, _DICT = 0, 1, 2
+_HEADER_ALIGN = 8
+
+
+def _pad8(n):
+    return n + (-n) % _HEADER_ALIGN
+
+
+@LAYOUT.register("mini_block_layout")
+class MiniBlockPage:
+    """One mini-block page of one leaf column; built once per reader."""
+
+    def __init__(self, msg, leaf: Leaf, page_rows: int, where: str) -> None:
+        g = leaf.grammar
+        if bool(msg.has_large_chunk) != g.large_chunks:
+            need = "require" if g.large_chunks else "cannot use"
+            raise CorruptFileError(f"{where}: Lance {leaf.version} mini-block pages {need} the u32 chunk grammar")
+        self.msg, self.leaf, self.where, self.rows = msg, leaf, where, page_rows
+        self.has_rep = msg.HasField("rep_compression")
+        self.has_def = msg.HasField("def_compression")
+        if self.has_rep:
+            check_tree(msg.rep_compression, Context.BLOCK, g, where)
+        if self.has_def:
+            check_tree(msg.def_compression, Context.BLOCK, g, where)
+        if not msg.HasField("value_compression"):
+            raise CorruptFileError(f"{where}: mini-block page has no value encoding")
+        check_tree(msg.value_compression, Context.MINIBLOCK, g, where)
+        self.has_dict = msg.HasField("dictionary")
+        if self.has_dict:
+            check_tree(msg.dictionary, Context.BLOCK, g, where)
+        self.num_buffers = int(msg.num_buffers)
+        if miniblock_buffers(msg.value_compression, where) != self.num_buffers:
+            raise CorruptFileError(f"{where}: mini-block page says {self.num_buffers} value buffers per chunk, "
+                                   f"its encoding uses {miniblock_buffers(msg.value_compression, where)}")
+        self.depth = int(msg.repetition_index_depth)
+        if leaf.max_rep and not self.has_rep:
+            raise CorruptFileError(f"{where}: a page of a list field has no repetition levels")
+        self.layers = list(msg.layers)
+        canonical_defs(None, self.layers, list(leaf.shape), where)  # checks the layers
+        self.word = g.chunk_word_bytes
+        self.header = _pad8(2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers)
+        self._chunks = None  # (offsets, sizes, counts, completed, partial), read on first use
+
+    # -- chunk metadata ------------------------------------------------------------------
+    def _buffers_needed(self) -> int:
+        return 2 + self.has_dict + (self.depth > 0)
+
+    def chunks(self, page: PageData):
+        if self._chunks is None:
+            self._chunks = self._read_chunks(page)
+        return self._chunks
+
+    def _read_chunks(self, page: PageData):
+        if len(page.page.buffers) < self._buffers_needed():
+            raise page.error(f"mini-block page has {len(page.page.buffers)} buffers, needs {self._buffers_needed()}")
+        raw = np.frombuffer(page.read(_META), dtype=np.uint8)
+        if len(raw) % self.word:
+            raise page.error(f"chunk metadata of {len(raw)} bytes is not whole {8 * self.word}-bit words")
+        words = raw.view(f"<u{self.word}").astype(np.int64)
+        sizes = ((words >> 4) + 1) * 8
+        counts = np.left_shift(1, words & 0xF)
+        num_items = int(self.msg.num_items)
+        if len(words):
+            counts[-1] = num_items - int(counts[:-1].sum())
+            if counts[-1] < 0:
+                raise page.error(f"chunks hold more than the page's {num_items} values")
+        elif num_items:
+            raise page.error(f"no chunks for {num_items} values")
+        offsets = np.cumsum(sizes) - sizes
+        data_size = page.ref(_DATA).size
+        if len(words) and offsets[-1] + sizes[-1] > data_size:
+            raise page.error(f"chunks need {int(offsets[-1] + sizes[-1])} bytes, the chunk buffer has {data_size}")
+        completed = partial = None
+        if self.depth:
+            ref = page.ref(len(page.page.buffers) - 1)
+            stride = self.depth + 1
+            if ref.size != 8 * stride * len(words):
+                raise page.error(f"repetition index of {ref.size} bytes for {len(words)} chunks at depth {self.depth}")
+            index = np.frombuffer(page.read(len(page.page.buffers) - 1), dtype="<u8").reshape(-1, stride)
+            completed = index[:, 0].astype(np.int64)
+            partial = index[:, 1].astype(np.int64)
+            if int(completed.sum()) != self.rows or np.any(index[:, :2] > 1 << 40):
+                raise page.error(f"repetition index counts {int(completed.sum())} rows, the page has {self.rows}")
+        elif not self.leaf.max_rep and num_items != self.rows:
+            raise page.error(f"{num_items} values for {self.rows} rows in a page without lists")
+        return offsets, sizes, counts, completed, partial
+
+    # -- which chunks hold which rows --------------------------------------------------------
+    def _plan(self, sel: Selection, page: PageData) -> np.ndarray:
+        """The chunks to decode, ascending."""
+        offsets, sizes, counts, completed, partial = self.chunks(page)
+        if not len(counts):
+            return np.zeros(0, np.int64)
+        if self.leaf.max_rep and completed is None:
+            return np.arange(len(counts))  # no index: rows can only be found from the start
+        per_chunk = completed if completed is not None else counts
+        ends = np.cumsum(per_chunk)  # rows that ended by each chunk's end
+        if sel.is_range:
+            rows = np.array([sel.start, sel.stop - 1], dtype=np.int64)
+        else:
+            rows = sel.indices
+        last = np.searchsorted(ends, rows, side="right")  # chunk where each row ends
+        if completed is None:
+            first = last
+        else:
+            first = self._start_chunks(rows, last, ends, completed, partial)
+        if sel.is_range:
+            return np.arange(int(first[0]), int(last[1]) + 1)
+        spans = np.unique(np.concatenate([first, last]))
+        if np.array_equal(first, last):
+            return spans
+        # every chunk between a row's first and last chunk is needed too
+        need = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.add.at(need, first, 1)
+        np.add.at(need, last + 1, -1)
+        return np.flatnonzero(np.cumsum(need)[:-1] > 0)
+
+    @staticmethod
+    def _start_chunks(rows, last, ends, completed, partial) -> np.ndarray:
+        """Chunk of each row's first entry: its end chunk, or earlier when it is the first
+        row to end there and the chunk before left a row unfinished."""
+        before = ends - completed  # rows ended before each chunk
+        first_in_chunk = rows == before[last]
+        carried = np.zeros(len(rows), dtype=bool)
+        prev = last - 1
+        ok = prev >= 0
+        carried[ok] = first_in_chunk[ok] & (partial[prev[ok]] > 0)
+        # walk back over chunks in which no row ends (the row fills them)
+        idx = np.arange(len(completed))
+        has_end = np.where(completed > 0, idx, -1)
+        last_end = np.maximum.accumulate(has_end)  # last chunk <= c where some row ends
+        start = last.copy()
+        back = np.flatnonzero(carried)
+        if len(back):
+            p = last_end[last[back] - 1]
+            start[back] = np.where(p >= 0, np.where(partial[np.maximum(p, 0)] > 0, p, p + 1), 0)
+        return start
+
+    # -- decoding --------------------------------------------------------------------------------
+    def read(self, sel: Selection, page: PageData) -> PagePart:
+        offsets, sizes, counts, completed, partial = self.chunks(page)
+        chunk_ids = self._plan(sel, page)
+        data, base = self._fetch(page, chunk_ids, offsets, sizes)
+        rep, defs, entries, values = self._decode(page, chunk_ids, data, base, sizes, counts)
+        spans = self._spans(sel, chunk_ids, rep, entries, counts, completed)
+        if self.has_dict:
+            values = self._resolve_dictionary(page, values, defs)
+        else:
+            values = values_to_arrow(values, self.leaf.dtype, page.where)
+        return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
+
+    def _resolve_dictionary(self, page: PageData, values, defs) -> pa.Array:
+        """Dictionary indices -> the leaf's values (or a DictionaryArray for dictionary fields)."""
+        dtype = self.leaf.dtype
+        is_dict = pa.types.is_dictionary(dtype)
+        n = int(self.msg.num_dictionary_items)
+
+        def load():
+            items = decode_block(self.msg.dictionary, page.read(_DICT), n, page.where)
+            return values_to_arrow(items, dtype.value_type if is_dict else dtype, page.where)
+
+        items = page.cached("dictionary", load)
+        bits = getattr(values, "bits", 0)
+        if bits not in (8, 16, 32, 64):
+            raise page.error("dictionary indices must be 8, 16, 32 or 64-bit integers")
+        idx = as_uint(values, bits, f"{page.where}: dictionary indices").astype(np.int64)
+        bad = idx >= n
+        if bad.any():
+            if defs is not None:  # indices under nulls are garbage: only valid ones must be in range
+                visible = defs[defs <= self.leaf.max_visible]
+                if np.any(bad & (visible == 0)):
+                    raise page.error(f"dictionary index {int(idx[bad].max())} is out of range ({n} items)")
+            else:
+                raise page.error(f"dictionary index {int(idx[bad].max())} is out of range ({n} items)")
+            idx[bad] = 0
+        if is_dict:
+            return pa.DictionaryArray.from_arrays(pa.array(idx.astype(dtype.index_type.to_pandas_dtype())), items)
+        return items.take(pa.array(idx))
+
+    def _fetch(self, page, chunk_ids, offsets, sizes) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks' bytes, back to back, and where each chunk starts in them."""
+        if not len(chunk_ids):
+            return np.zeros(0, np.uint8), np.zeros(0, np.int64)
+        c0, c1 = int(chunk_ids[0]), int(chunk_ids[-1])
+        if c1 - c0 + 1 == len(chunk_ids):  # one run: one request
+            start = int(offsets[c0])
+            data = np.frombuffer(page.read_range(_DATA, start, int(offsets[c1] + sizes[c1]) - start), np.uint8)
+            return data, offsets[chunk_ids] - start
+        runs = np.split(chunk_ids, np.flatnonzero(np.diff(chunk_ids) > 1) + 1)
+        ranges = [(int(offsets[r[0]]), int(offsets[r[-1]] + sizes[r[-1]] - offsets[r[0]])) for r in runs]
+        blocks = page.read_ranges(_DATA, ranges)
+        data = np.frombuffer(b"".join(blocks), np.uint8) if len(blocks) > 1 else np.frombuffer(blocks[0], np.uint8)
+        run_base = np.cumsum([0] + [n for _, n in ranges])[:-1]
+        base = np.concatenate([offsets[r] - offsets[r[0]] + b for r, b in zip(runs, run_base)])
+        return data, base
+
+    def _u16(self, data: np.ndarray, at: np.ndarray) -> np.ndarray:
+        return data[at].astype(np.int64) | (data[at + 1].astype(np.int64) << 8)
+
+    def _decode(self, page, chunk_ids, data, base, sizes, counts):
+        """Levels (concatenated), level entries per chunk, and the values of the chunks."""
+        ids = chunk_ids
+        n = len(ids)
+        counts = counts[ids]
+        chunk_end = base + sizes[ids]
+        pos = base + 2
+        num_levels = self._u16(data, base) if n else np.zeros(0, np.int64)
+        rep_size = def_size = np.zeros(n, np.int64)
+        if self.has_rep:
+            rep_size, pos = self._u16(data, pos), pos + 2
+        if self.has_def:
+            def_size, pos = self._u16(data, pos), pos + 2
+        buf_sizes = np.empty((self.num_buffers, n), dtype=np.int64)
+        for k in range(self.num_buffers):
+            if self.word == 2:
+                buf_sizes[k] = self._u16(data, pos)
+            else:
+                buf_sizes[k] = self._u16(data, pos) | (self._u16(data, pos + 2) << 16)
+            pos = pos + self.word
+        at = base + self.header
+        rep_at = at
+        at = at + _pad8(rep_size)
+        def_at = at
+        at = at + _pad8(def_size)
+        buf_starts = np.empty_like(buf_sizes)
+        for k in range(self.num_buffers):
+            buf_starts[k] = at
+            at = at + _pad8(buf_sizes[k])
+        if np.any(at > chunk_end):
+            c = int(ids[np.argmax(at > chunk_end)])
+            raise page.error(f"chunk {c}'s buffers run past the chunk's end")
+        levels = self.has_rep or self.has_def
+        entries = num_levels if levels else counts
+        if levels and not self.leaf.max_rep and np.any(num_levels != counts):
+            raise page.error("a chunk's level count differs from its value count in a page without lists")
+        rep = self._levels(page, self.msg.rep_compression, data, rep_at, rep_size, num_levels) if self.has_rep else None
+        defs = self._levels(page, self.msg.def_compression, data, def_at, def_size, num_levels) if self.has_def else None
+        if defs is not None:
+            defs = canonical_defs(defs, self.layers, list(self.leaf.shape), page.where)
+        elif self.leaf.max_rep or levels:
+            canonical_defs(None, self.layers, list(self.leaf.shape), page.where)
+        chunks = Chunks(data, buf_starts, buf_sizes, counts, page.where)
+        values = decode_miniblock(self.msg.value_compression, chunks)
+        return rep, defs, entries, values
+
+    def _levels(self, page, enc, data, at, size, num_levels) -> np.ndarray:
+        parts = []
+        for a, s, n in zip(at.tolist(), size.tolist(), num_levels.tolist()):
+            v = decode_block(enc, data[a : a + s], n, page.where)
+            parts.append(as_uint(v, 16, f"{page.where}: levels"))
+        if not parts:
+            return np.zeros(0, np.uint16)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _spans(self, sel, chunk_ids, rep, entries, counts, completed) -> EntrySpans:
+        """Where the selected rows' entries are among the decoded chunks' entries."""
+        entry_base = np.cumsum(entries) - entries
+        if not self.leaf.max_rep:
+            first_row = (np.cumsum(counts) - counts)[chunk_ids]
+            if sel.is_range:
+                # one run of chunks: rows are entries
+                start = sel.start - int(first_row[0]) if len(first_row) else 0
+                return EntrySpans(np.array([start], np.int64), np.array([sel.count], np.int64))
+            where = np.searchsorted(first_row, sel.indices, side="right") - 1
+            starts = sel.indices - first_row[where] + entry_base[where]
+            return EntrySpans(starts, np.ones(len(starts), np.int64))
+        max_rep = self.leaf.max_rep
+        row_start = np.flatnonzero(rep == max_rep)
+        total = len(rep)
+        # global row number of each row start: the chunk's rows ended before it, plus one
+        # when the chunk opens with the end of an earlier row, plus its rank in the chunk
+        chunk_of = np.searchsorted(entry_base, row_start, side="right") - 1
+        if completed is None:  # no index: every chunk was decoded, from the first
+            row_id = np.arange(len(row_start))
+        else:
+            ended_before = (np.cumsum(completed) - completed)[chunk_ids]
+            opens_mid_row = np.ones(len(chunk_ids), dtype=bool)
+            nonempty = entries > 0
+            opens_mid_row[nonempty] = rep[entry_base[nonempty]] != max_rep
+            rank = np.arange(len(row_start)) - np.searchsorted(row_start, entry_base[chunk_of])
+            row_id = ended_before[chunk_of] + opens_mid_row[chunk_of] + rank
+        # a row ends at the next row start, or where its run of chunks ends
+        run_start = entry_base[np.concatenate([[True], np.diff(chunk_ids) > 1])]
+        bounds = np.unique(np.concatenate([row_start, run_start, [total]]))
+        wanted = np.arange(sel.start, sel.stop) if sel.is_range else sel.indices
+        at = np.searchsorted(row_id, wanted)
+        if np.any(at >= len(row_id)) or np.any(row_id[np.minimum(at, len(row_id) - 1)] != wanted):
+            raise CorruptFileError(f"{self.where}: the repetition index does not match the page's rows")
+        starts = row_start[at]
+        ends = bounds[np.searchsorted(bounds, starts, side="right")]
+        return EntrySpans(starts.astype(np.int64), (ends - starts).astype(np.int64))
+
