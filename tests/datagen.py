@@ -454,6 +454,9 @@ QUIRKS: dict[str, str] = {
 # The catalogue
 # --------------------------------------------------------------------------------------------
 
+READ_VERSIONS = ("2.0", "2.1", "2.2")  # the file versions lancefile reads
+V2_1_ON = ("2.1", "2.2")
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -472,6 +475,11 @@ class Entry:
     write_options: dict = field(default_factory=dict)
     # False when pylance 14.0.2 cannot write this table in several batches (QUIRKS)
     reference_multi_batch: bool = True
+    # file versions at which pylance 14.0.2 writes and reads the table
+    versions: tuple = READ_VERSIONS
+    # versions whose pylance read-back is wrong: compare with expected_readback(table) instead
+    reference_misreads: tuple = ()
+    min_rows: int = 0  # some encodings need more rows than the tests' default
 
     @property
     def schema(self) -> pa.Schema:
@@ -536,6 +544,11 @@ def _multi(spec: Sequence[tuple[str, pa.DataType]] | Sequence[pa.Field], *,
 
 
 CATALOGUE: dict[str, Entry] = {}
+
+
+def catalogue_for(version: str) -> list[str]:
+    """Names of the catalogue entries pylance writes at ``version``."""
+    return [name for name, e in CATALOGUE.items() if version in e.versions]
 
 
 def _add(name: str, make, **kw) -> None:
@@ -785,11 +798,12 @@ _add("null_type", _single(pa.null()))
 _add("list_null", _single(pa.list_(pa.null())))
 _add("fsl_null_3", _single(pa.list_(pa.null(), 3)))
 _add("struct_with_null_child", _multi([("st", pa.struct([("n", pa.null()), ("a", pa.int32())]))]))
-_add("struct_empty", _multi([("st", pa.struct([])), ("i", pa.int16())]), note="struct<>: one column, no children")
+_add("struct_empty", _multi([("st", pa.struct([])), ("i", pa.int16())]), reference_misreads=V2_1_ON,
+     note="struct<>: one column, no children; pylance 2.1+ reads the column after it as all null (QUIRKS)")
 
 # --- packed struct ---
 _PACKED_T = pa.struct([("x", pa.int32()), ("y", pa.float64()), ("z", pa.uint8()), ("v", pa.list_(pa.float32(), 2))])
-_add("packed_struct", _single(_PACKED_T, name="ps", metadata=PACKED_META, null_fraction=0.0),
+_add("packed_struct", _single(_PACKED_T, name="ps", metadata=PACKED_META, null_fraction=0.0), versions=("2.0", "2.2"),
      note='struct with field metadata {"packed": "true"}: one column, row-major')
 _add("packed_struct_lance_key", _single(pa.struct([("a", pa.int64()), ("b", pa.int16())]), name="ps",
                                         metadata={b"lance-encoding:packed": b"true"}, null_fraction=0.0))
@@ -907,6 +921,186 @@ _refuse("non_nullable_list_item_with_nulls",
         lambda n, s: pa.table({"l": pa.array([[1, None]] * n, pa.list_(pa.int32()))}),
         r"(?i)null values even though the field is marked non-null",
         writer_schema=pa.schema([pa.field("l", pa.list_(pa.field("item", pa.int32(), False)))]))
+
+
+# --- 2.1+ only: types 2.0 refuses, and the structural / compressive encodings of 2.1 and 2.2 ---
+
+
+def _struct_nulls_nested(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    inner = pa.struct([("x", pa.int32()), ("l", pa.list_(pa.string()))])
+    typ = pa.struct([("inner", inner), ("y", pa.float64())])
+    return pa.table({"st": random_array(typ, n, rng, struct_nulls=True, null_fraction=0.25),
+                     "ls": random_array(pa.list_(pa.struct([("p", pa.int16()), ("q", pa.string())])), n, rng,
+                                        struct_nulls=True, null_fraction=0.25)})
+
+
+def _map_table(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.1:
+            rows.append(None)
+        elif r < 0.2:
+            rows.append([])
+        else:
+            rows.append([(f"k{j}", None if rng.random() < 0.2 else int(rng.integers(0, 1000)))
+                         for j in range(int(rng.integers(1, 4)))])
+    nested = [None if v is None else [v, []] for v in rows]
+    return pa.table({"m": pa.array(rows, pa.map_(pa.string(), pa.int32())),
+                     "lm": pa.array(nested, pa.list_(pa.map_(pa.string(), pa.int32())))})
+
+
+def _packed_var(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    typ = pa.struct([("a", pa.int32()), ("s", pa.string()), ("b", pa.large_binary()), ("f", pa.float64())])
+    arr = random_array(typ, n, rng, null_fraction=0.0)
+    valid = pa.array(rng.random(n) > 0.2)
+    arr = pa.StructArray.from_arrays(arr.flatten(), fields=list(typ), mask=pc.invert(valid))
+    return _table([(pa.field("ps", typ, True, PACKED_META), arr)])
+
+
+def _fsl_struct(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    typ = pa.list_(pa.struct([("a", pa.int32()), ("b", pa.float32())]), 2)
+    return pa.table({"fs": random_array(typ, n, rng, null_fraction=0.0)})
+
+
+def _text(n: int, seed: int, lo: int = 10, hi: int = 40) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = ["lance", "arrow", "column", "page", "vector", "table", "spark", "data", "file", "chunk", "zip"]
+    out = []
+    for k in rng.integers(lo, hi, n):
+        out.append(" ".join(words[i] for i in rng.integers(0, len(words), max(1, int(k) // 5)))[: int(k)])
+    return out
+
+
+def _fsst_strings(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    vals = _text(n, seed)
+    return pa.table({"s": pa.array(vals, pa.string(), mask=_mask(rng, n, 0.05)),
+                     "ls": pa.array(vals, pa.large_string())})
+
+
+def _huge_binary(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    n = min(n, 24)
+    vals = [rng.bytes(40_000 + 17 * i) if i % 5 else None for i in range(n)]
+    return pa.table({"b": pa.array(vals, pa.large_binary())})
+
+
+def _runs(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    run = np.repeat(rng.integers(-10**12, 10**12, n // 50 + 1), 50)[:n]
+    small = np.repeat(rng.integers(0, 100, n // 300 + 1), 300)[:n].astype(np.int32)
+    return pa.table({"i64": pa.array(run), "i32": pa.array(small, mask=_mask(rng, n, 0.02)),
+                     "u8": pa.array(np.repeat(np.arange(n // 500 + 1) % 250, 500)[:n].astype(np.uint8))})
+
+
+def _low_card_numbers(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, 40, n)
+    i64 = rng.integers(-10**15, 10**15, 40)[pick]
+    f64 = rng.random(40)[pick]
+    dec = [decimal.Decimal(int(v)).scaleb(-2) for v in rng.integers(0, 10**9, 40)[pick]]
+    fsb = [rng.bytes(16) for _ in range(40)]
+    return pa.table({"i64": pa.array(i64, mask=_mask(rng, n, 0.1)), "f64": pa.array(f64),
+                     "dec": pa.array(dec, pa.decimal128(12, 2)), "fsb": pa.array([fsb[i] for i in pick], pa.binary(16)),
+                     "u64": pa.array(i64.astype(np.uint64))})
+
+
+def _constants(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    mask = _mask(rng, n, 0.2)
+    return pa.table({
+        "i64": pa.array(np.full(n, 1234567, np.int64)),
+        "i32_nulls": pa.array(np.full(n, -7, np.int32), mask=mask),
+        "s": pa.array(["the same value"] * n),
+        "s_nulls": pa.array(["same"] * n, mask=mask),
+        "b": pa.array([True] * n),
+        "emb": pa.array([[0.5] * 16] * n, pa.list_(pa.float32(), 16)),
+        "d": pa.array([decimal.Decimal("12.50")] * n, pa.decimal128(10, 2)),
+        "l": pa.array([[1, 2]] * n, pa.list_(pa.int32())),
+    })
+
+
+def _narrow(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({"i8": pa.array(rng.integers(-3, 4, n).astype(np.int8)),
+                     "u16": pa.array(rng.integers(0, 900, n).astype(np.uint16)),
+                     "i32": pa.array(rng.integers(0, 1 << 20, n).astype(np.int32), mask=_mask(rng, n, 0.3)),
+                     "i64": pa.array(rng.integers(-(1 << 40), 1 << 40, n)),
+                     "ts": pa.array(rng.integers(1_600_000_000_000_000, 1_700_000_000_000_000, n),
+                                    pa.timestamp("us", "UTC"))})
+
+
+def _deep_lists(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    t = pa.int16()
+    for _ in range(5):
+        t = pa.list_(t)
+    return pa.table({"d5": random_array(t, n, rng, null_fraction=0.2)})
+
+
+def _fsl_all_null_items(n: int, seed: int) -> pa.Table:
+    values = pa.nulls(4 * n, pa.float32())
+    return pa.table({"v": pa.FixedSizeListArray.from_arrays(values, 4)})
+
+
+def _meta(**kv) -> dict:
+    return {f"lance-encoding:{k.replace('_', '-')}".encode(): str(v).encode() for k, v in kv.items()}
+
+
+_add("struct_null_rows", _struct_with_nulls, versions=V2_1_ON, note="struct rows that are null (2.1+)")
+_add("struct_nulls_nested", _struct_nulls_nested, versions=V2_1_ON, reference_multi_batch=False,
+     note="null structs at two depths, with a list inside, and list<struct> with null structs")
+_add("map_string_int32", _map_table, versions=("2.2",), note="map (2.2 only): null, empty and nested in a list")
+_add("packed_struct_var_width", _packed_var, versions=("2.2",),
+     note="packed struct with string and binary fields: full-zip VariablePackedStruct (2.2 only)")
+_add("fsl_struct", _fsl_struct, versions=("2.2",), reference_multi_batch=False,
+     note="fixed_size_list<struct>[2] (2.2 only); pylance reads it only alone in its file")
+_add("fsst_strings", _fsst_strings, versions=V2_1_ON, min_rows=4000,
+     note="~100 KB of high-cardinality text: FSST mini-block")
+_add("long_text_fsst", lambda n, s: pa.table({"t": pa.array([x * 30 for x in _text(n, s, 20, 60)])}),
+     versions=V2_1_ON, min_rows=400, note="values over 256 bytes: full-zip with FSST")
+_add("huge_binary", _huge_binary, versions=V2_1_ON, reference_multi_batch=False,
+     note="40 KB random values: full-zip, each value zstd-compressed")
+_add("sorted_runs", _runs, versions=V2_1_ON, min_rows=5000, note="long runs: RLE")
+_add("low_card_numbers", _low_card_numbers, versions=V2_1_ON, min_rows=3000,
+     note="40 distinct 64/128-bit values: dictionaries in 2.2")
+_add("constants", _constants, versions=V2_1_ON, min_rows=2000,
+     note="constant columns: 2.2 ConstantLayout (inline and buffered values, with nulls)")
+_add("narrow_ints", _narrow, versions=V2_1_ON, min_rows=5000, note="narrow ranges: bitpacking, several chunks")
+_add("deep_lists", _deep_lists, versions=V2_1_ON, note="list nested five deep, nulls at every level")
+_add("fsl_all_null_items", _fsl_all_null_items, versions=V2_1_ON,
+     note="fixed_size_list whose items are all null: full-zip FSL over Constant")
+_add("list_many_items", _single(pa.list_(pa.int32())), versions=V2_1_ON, min_rows=20_000,
+     note="lists over many chunks and pages: the repetition index")
+for _codec in ["zstd", "lz4"]:
+    _add(f"float_bss_{_codec}", _multi([pa.field("f32", pa.float32(), True, _meta(compression=_codec, bss="on")),
+                                        pa.field("f64", pa.float64(), True, _meta(compression=_codec, bss="on"))]),
+         versions=V2_1_ON, min_rows=5000, note="byte-stream-split under general compression")
+    _add(f"ints_{_codec}_level", _multi([pa.field("i", pa.int64(), True, _meta(compression=_codec,
+                                                                                compression_level=7))]),
+         versions=V2_1_ON, min_rows=5000, note="general compression of mini-block chunks")
+_add("rle_threshold", _multi([pa.field("i", pa.int32(), True, _meta(rle_threshold="0.9"))]), versions=V2_1_ON,
+     min_rows=3000, note="lance-encoding:rle-threshold")
+_add("dict_size_ratio", _low_card(pa.string(), distinct=200, metadata=_meta(dict_size_ratio="0.99")),
+     versions=V2_1_ON, min_rows=3000, note="lance-encoding:dict-size-ratio")
+_add("structural_fullzip", _multi([pa.field("i", pa.int32(), True, _meta(structural_encoding="fullzip")),
+                                   pa.field("s", pa.string(), True, _meta(structural_encoding="fullzip")),
+                                   pa.field("l", pa.list_(pa.int64()), True, _meta(structural_encoding="fullzip"))]),
+     versions=V2_1_ON, note="lance-encoding:structural-encoding=fullzip on narrow values")
+_add("structural_miniblock", _multi([pa.field("s", pa.string(), True, _meta(structural_encoding="miniblock"))]),
+     versions=V2_1_ON, note="lance-encoding:structural-encoding=miniblock")
+_add("compression_fsst_forced", _multi([pa.field("s", pa.string(), True, _meta(compression="fsst"))]),
+     versions=V2_1_ON, note="lance-encoding:compression=fsst on a small page")
+_add("compression_none", _multi([pa.field("s", pa.string(), True, _meta(compression="none")),
+                                 pa.field("i", pa.int64(), True, _meta(compression="none"))]),
+     versions=V2_1_ON, min_rows=3000, note="lance-encoding:compression=none")
+_add("minichunk_size", _multi([pa.field("s", pa.string(), True, _meta(minichunk_size=65536 * 2))]),
+     versions=V2_1_ON, min_rows=20_000, note="lance-encoding:minichunk-size: large chunks in 2.2")
 
 
 # --------------------------------------------------------------------------------------------

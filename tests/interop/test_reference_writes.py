@@ -1,10 +1,11 @@
-"""pylance 14.0.2 writes version 2.0; lancefile reads.
+"""pylance 14.0.2 writes versions 2.0, 2.1 and 2.2; lancefile reads.
 
 For every catalogue entry and edge case, pylance writes the file and pylance's own reader is the
 oracle: lancefile's read_all / projection / read_range / take_rows must return what pylance
 returns for the same call on the same file.
 
-Each catalogue entry is written twice:
+Every case runs once per file version (``datagen.READ_VERSIONS``; an entry lists the versions
+at which pylance can write it). Each catalogue entry is written twice:
 
 * ``one_page``: one write_batch, default options (one page per column);
 * ``paged``: batches of 37 rows with ``data_cache_bytes=1`` and ``max_page_bytes=4096``, so that
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 import lancefile
+from lancefile.format.version import resolve_version
 from tests import datagen
 from tests.conftest import (
     assert_tables_equal,
@@ -36,48 +38,65 @@ PAGED_OPTIONS = {"data_cache_bytes": 1, "max_page_bytes": 4096}
 PAGED_BATCH_ROWS = 37
 
 
+VERSIONS = datagen.READ_VERSIONS
+
+
 @dataclass(frozen=True)
 class FileCase:
-    """One file written by pylance."""
+    """One file written by pylance at one file version."""
 
-    id: str
+    name: str  # e.g. "int8-one_page", "edge_zero_rows"
+    version: str
     batches: tuple
     schema: pa.Schema
     options: dict = field(default_factory=dict)
     values_only: bool = False
 
     @property
+    def id(self) -> str:
+        return f"v{self.version}-{self.name}"
+
+    @property
     def num_rows(self) -> int:
         return sum(b.num_rows for b in self.batches)
 
 
-def _catalogue_cases() -> list[FileCase]:
+def _catalogue_cases(version: str) -> list[FileCase]:
     out = []
     for name, e in datagen.CATALOGUE.items():
-        t = e.make(N_ROWS, SEED)
+        if version not in e.versions or version in e.reference_misreads:
+            continue  # pylance cannot write it / reads it wrong (test_reference_misreads covers those)
+        t = e.make(max(N_ROWS, e.min_rows), SEED)
         values_only = e.compare == "values"
-        out.append(FileCase(f"{name}-one_page", tuple(t.to_batches()), t.schema, dict(e.write_options), values_only))
+        out.append(FileCase(f"{name}-one_page", version, tuple(t.to_batches()), t.schema, dict(e.write_options),
+                            values_only))
         if e.reference_multi_batch:
-            out.append(FileCase(f"{name}-paged", tuple(t.to_batches(max_chunksize=PAGED_BATCH_ROWS)), t.schema,
-                                {**e.write_options, **PAGED_OPTIONS}, values_only))
+            out.append(FileCase(f"{name}-paged", version, tuple(t.to_batches(max_chunksize=PAGED_BATCH_ROWS)),
+                                t.schema, {**e.write_options, **PAGED_OPTIONS}, values_only))
     return out
 
 
-def _edge_cases() -> list[FileCase]:
+def _edge_cases(version: str) -> list[FileCase]:
     out = []
     for name, ec in datagen.EDGE_CASES.items():
         bs = ec.batches(SEED)
-        out.append(FileCase(f"edge_{name}", tuple(bs), bs[0].schema, {**ec.write_options, **ec.reference_options},
-                            values_only=ec.compare == "values"))
+        out.append(FileCase(f"edge_{name}", version, tuple(bs), bs[0].schema,
+                            {**ec.write_options, **ec.reference_options}, values_only=ec.compare == "values"))
     return out
 
 
-CASES = _catalogue_cases() + _edge_cases()
+CASES = [c for v in VERSIONS for c in _catalogue_cases(v) + _edge_cases(v)]
 CASES_BY_ID = {c.id: c for c in CASES}
-ONE_PAGE_CASES = [c for c in CASES if not c.id.endswith("-paged")]
+
+
+def case_of(name: str, version: str = "2.0") -> FileCase:
+    return CASES_BY_ID[f"v{version}-{name}"]
+
+
+ONE_PAGE_CASES = [c for c in CASES if not c.name.endswith("-paged")]
 # ranges and takes: the multi-page variant when there is one, else the single-page file
-ACCESS_CASES = [c for c in CASES if c.id.endswith("-paged") or c.id.startswith("edge_")
-                or f"{c.id[: -len('-one_page')]}-paged" not in CASES_BY_ID]
+ACCESS_CASES = [c for c in CASES if c.name.endswith("-paged") or c.name.startswith("edge_")
+                or f"v{c.version}-{c.name[: -len('-one_page')]}-paged" not in CASES_BY_ID]
 
 
 @pytest.fixture(scope="session")
@@ -89,7 +108,7 @@ def written(tmp_path_factory):
     def get(case: FileCase) -> Path:
         if case.id not in cache:
             path = root / f"{case.id}.lance"
-            reference_write(list(case.batches), path, schema=case.schema, **case.options)
+            reference_write(list(case.batches), path, case.version, schema=case.schema, **case.options)
             cache[case.id] = path
         return cache[case.id]
 
@@ -105,7 +124,7 @@ def _ids(case: FileCase) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", list(datagen.CATALOGUE))
+@pytest.mark.parametrize("name", [n for n, e in datagen.CATALOGUE.items() if "2.0" in e.versions])
 def test_oracle_expected_readback(name, tmp_path):
     """pylance's own 2.0 round trip gives exactly datagen's expected_readback(table)."""
     e = datagen.CATALOGUE[name]
@@ -124,7 +143,7 @@ def _read_all_params():
     out = []
     for c in CASES:
         sizes = [1024] if c.num_rows > 2000 else [1024, 7]
-        if c.id.endswith("-paged"):
+        if c.name.endswith("-paged"):
             sizes = [100]
         out += [pytest.param(c, bs, id=f"{c.id}-bs{bs}") for bs in sizes]
     return out
@@ -140,7 +159,7 @@ def test_read_all(case: FileCase, batch_size: int, written):
                         context=f"read_all(batch_size={batch_size})")
 
 
-@pytest.mark.parametrize("case", ONE_PAGE_CASES + [c for c in CASES if c.id.endswith("-paged")][:5], ids=_ids)
+@pytest.mark.parametrize("case", ONE_PAGE_CASES + [c for c in CASES if c.name.endswith("-paged")][:5], ids=_ids)
 def test_read_all_batches(case: FileCase, written):
     """to_batches(): same batch lengths as pylance (full batches, then the remainder)."""
     path = written(case)
@@ -163,7 +182,8 @@ def test_schema_and_counts(case: FileCase, written):
         f"schema differs:\n--- lancefile\n{reader.schema.to_string(show_schema_metadata=True)}\n"
         f"--- pylance\n{ref_schema.to_string(show_schema_metadata=True)}")
     md = reader.metadata()
-    assert (md.major_version, md.minor_version) == (0, 3)
+    assert (md.major_version, md.minor_version) == resolve_version(case.version, for_write=False).footer
+    assert md.version == case.version
     assert md.num_rows == case.num_rows
 
 
@@ -202,8 +222,8 @@ def test_projection(case: FileCase, columns: tuple, written):
                         context=f"columns={list(columns)}")
 
 
-@pytest.mark.parametrize("case", [CASES_BY_ID["struct_mixed-paged"], CASES_BY_ID["struct_list_struct-paged"],
-                                  CASES_BY_ID["edge_larger_than_page"]], ids=_ids)
+@pytest.mark.parametrize("case", [case_of(n, v) for v in VERSIONS for n in ("struct_mixed-paged", "struct_list_struct-paged",
+                                                                          "edge_larger_than_page")], ids=_ids)
 def test_projection_with_range_and_take(case: FileCase, written):
     path = written(case)
     nested = [p for p in datagen.column_paths(case.schema) if "." in p]
@@ -299,8 +319,9 @@ def test_take_rows(case: FileCase, kind: str, written):
     assert_tables_equal(got, expected, values_only=case.values_only, context=f"take_rows({kind}: {idx[:12]}...)")
 
 
-def test_take_rows_accepts_numpy_and_arrow(written):
-    case = CASES_BY_ID["mixed-paged"]
+@pytest.mark.parametrize("version", VERSIONS)
+def test_take_rows_accepts_numpy_and_arrow(version, written):
+    case = case_of("mixed-paged", version)
     path = written(case)
     idx = [3, 1, 250, 1]
     expected = reference_take(path, idx)
@@ -314,8 +335,8 @@ def test_take_rows_accepts_numpy_and_arrow(written):
 # Errors
 # --------------------------------------------------------------------------------------------
 
-ERROR_CASES = [CASES_BY_ID["mixed-one_page"], CASES_BY_ID["mixed-paged"], CASES_BY_ID["edge_larger_than_page"],
-               CASES_BY_ID["edge_zero_rows"]]
+ERROR_CASES = [case_of(n, v) for v in VERSIONS
+               for n in ("mixed-one_page", "mixed-paged", "edge_larger_than_page", "edge_zero_rows")]
 
 
 @pytest.mark.parametrize("case", ERROR_CASES, ids=_ids)
@@ -345,9 +366,10 @@ def test_read_range_out_of_range_raises(case: FileCase, bounds: str, written):
 
 # pylance refuses "nope", "ST" and "" but silently accepts "st.nope" (gives st: struct<>) and "i8.x"
 # (gives i8): see datagen.QUIRKS["projection"]. lancefile must refuse all of them.
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("column", ["nope", "st.nope", "i8.x", "ST", ""])
-def test_missing_column_raises(column: str, written):
-    path = written(CASES_BY_ID["mixed-one_page"])
+def test_missing_column_raises(column: str, version: str, written):
+    path = written(case_of("mixed-one_page", version))
     if column in ("nope", "ST", ""):
         with pytest.raises(Exception):  # the oracle refuses too
             reference_read(path, columns=[column])
@@ -358,9 +380,10 @@ def test_missing_column_raises(column: str, written):
             f"message does not name the column {column!r}: {info.value}")
 
 
-def test_read_table_and_iter_batches(written):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_read_table_and_iter_batches(version, written):
     """The pyarrow.parquet-style helpers agree with the reader."""
-    case = CASES_BY_ID["mixed-paged"]
+    case = case_of("mixed-paged", version)
     path = written(case)
     expected = reference_read(path)
     assert_tables_equal(lancefile.read_table(str(path)), expected, values_only=True, context="read_table")
@@ -374,6 +397,18 @@ def test_read_table_and_iter_batches(written):
 # --------------------------------------------------------------------------------------------
 # Files pylance writes but cannot read back: lancefile reads them or raises a LanceError
 # --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,version", [(n, v) for n, e in datagen.CATALOGUE.items() for v in e.reference_misreads])
+def test_reference_misreads(name, version, tmp_path):
+    """Files pylance writes but reads back wrong: lancefile gives the data that was written."""
+    e = datagen.CATALOGUE[name]
+    t = e.make(N_ROWS, SEED)
+    path = reference_write(t, tmp_path / "t.lance", version, **e.write_options)
+    assert not reference_read(path).equals(e.expected_readback(t)), "pylance now reads it right: update the entry"
+    reader = lancefile.LanceFileReader(str(path))
+    assert_tables_equal(reader.read_all().to_table(), e.expected_readback(t), context=f"{name} at {version}")
+    assert_tables_equal(reader.take_rows([7, 0, 299]).to_table(), e.expected_readback(t).take([7, 0, 299]))
 
 
 @pytest.mark.parametrize("name", [n for n, r in datagen.REFUSED.items() if r.stage == "read"])

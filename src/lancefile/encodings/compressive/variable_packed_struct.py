@@ -46,28 +46,34 @@ class VariablePackedStructCodec(Codec):
 
     def variable_values(self, msg, offsets, data, where):
         n = len(offsets) - 1
-        cursor = offsets[:-1].astype(np.int64).copy()
-        ends = offsets[1:]
+        # an empty row is a null struct (full-zip stores only its control word): its fields
+        # read as zeros / empty values, hidden by the null
+        rows = np.flatnonzero(offsets[1:] > offsets[:-1])
+        cursor = offsets[rows].astype(np.int64)
+        ends = offsets[rows + 1]
+        m = len(rows)
         children = []
         for i, f in enumerate(msg.fields):
             if f.WhichOneof("layout") == "bits_per_value":
                 w = int(f.bits_per_value) // 8
                 if np.any(cursor + w > ends):
                     raise CorruptFileError(f"{where}: packed struct field {i} runs past its row")
-                rows = gather_ranges(data, cursor, np.full(n, w, dtype=np.int64)).reshape(n, w)
+                full = np.zeros((n, w), dtype=np.uint8)
+                full[rows] = gather_ranges(data, cursor, np.full(m, w, dtype=np.int64)).reshape(m, w)
                 cursor += w
-                children.append(decode_fixed_values(f.value, rows, where))
+                children.append(decode_fixed_values(f.value, full, where))
             else:
                 lw = int(f.bits_per_length) // 8
                 if np.any(cursor + lw > ends):
                     raise CorruptFileError(f"{where}: packed struct field {i} runs past its row")
-                raw = gather_ranges(data, cursor, np.full(n, lw, dtype=np.int64))
-                lengths = raw.view(f"<u{lw}").astype(np.int64)
+                lengths = gather_ranges(data, cursor, np.full(m, lw, dtype=np.int64)).view(f"<u{lw}").astype(np.int64)
                 cursor += lw
                 if np.any(lengths < 0) or np.any(cursor + lengths > ends):
                     raise CorruptFileError(f"{where}: packed struct field {i} runs past its row")
+                all_lengths = np.zeros(n, dtype=np.int64)
+                all_lengths[rows] = lengths
                 child_offsets = np.zeros(n + 1, dtype=np.int64)
-                np.cumsum(lengths, out=child_offsets[1:])
+                np.cumsum(all_lengths, out=child_offsets[1:])
                 body = gather_ranges(data, cursor, lengths)
                 cursor += lengths
                 children.append(decode_variable_values(f.value, child_offsets, body, where))

@@ -36,13 +36,18 @@ _LIST_LOGICAL = frozenset(_LIST_TYPES)
 
 
 def is_leaf(f: LanceField) -> bool:
-    """Whether a field owns a column in 2.1+ (structs, lists and maps do not)."""
+    """Whether a field owns a column in 2.1+ (structs, lists, maps, fsl<struct> do not)."""
     lt = f.logical_type
-    if lt in _LIST_LOGICAL or lt == "map":
+    if lt in _LIST_LOGICAL or lt == "map" or _is_fsl_of_struct(f):
         return False
     if lt == "struct":
         return not f.children or f.is_packed_struct
     return True
+
+
+def _is_fsl_of_struct(f: LanceField) -> bool:
+    """``fixed_size_list<struct>`` (2.2): its struct's leaves own columns, one entry per item."""
+    return f.logical_type.startswith("fixed_size_list:") and bool(f.children)
 
 
 def assign_columns(schema: LanceSchema) -> dict[int, int]:
@@ -115,9 +120,9 @@ class Node:
     dtype: pa.DataType
     leaf: int | None = None  # the column whose layers describe this node (the first leaf below)
     children: list = field(default_factory=list)
-    kind: str = "leaf"  # leaf, struct, list, map
+    kind: str = "leaf"  # leaf, struct, list, map, fsl (a fixed_size_list<struct>)
     select: list | None = None  # a projected packed struct: the children to keep, in order
-    nullable: bool = True
+    stride: int = 1  # level entries of ``leaf`` per slot of this node (fsl<struct> items below)
 
 
 def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
@@ -134,10 +139,17 @@ class StructuralReader:
         self._grammar, self._version = version.grammar, version.name
         self._leaves: dict[int, LeafColumn] = {}
         self._shapes: dict[int, list[str]] = {}
-        self.root = self._node(f, columns, keep, [])
+        self._mult: dict[int, int] = {}  # level entries per row of each leaf (fsl<struct> dims above it)
+        self.root = self._node(f, columns, keep, [], 1, False)
         self.dtype = self.root.dtype
 
-    def _node(self, f: LanceField, columns, keep, outer: list[str]) -> Node:
+    def _node(self, f: LanceField, columns, keep, outer: list[str], mult: int, in_list: bool) -> Node:
+        node = self._make_node(f, columns, keep, outer, mult, in_list)
+        if node.leaf is not None:
+            node.stride = self._mult[node.leaf] // mult
+        return node
+
+    def _make_node(self, f: LanceField, columns, keep, outer: list[str], mult: int, in_list: bool) -> Node:
         t = f.arrow_type
         if f.logical_type == "struct" and not f.children:
             # an empty struct owns a column, but its pages say nothing (the reference ignores them)
@@ -151,6 +163,7 @@ class StructuralReader:
                 self._leaves[col] = LeafColumn(self.layout, col, Leaf(t, tuple(shape), self._grammar, self._version),
                                                f.name)
                 self._shapes[col] = shape
+                self._mult[col] = mult
             if keep is not None and pa.types.is_struct(t):  # projected packed struct
                 by_id = {c.id: c for c in f.children}
                 kids = [by_id[i] for i in keep]
@@ -161,15 +174,26 @@ class StructuralReader:
         if lt == "struct":
             by_id = {c.id: c for c in f.children}
             kids = f.children if keep is None else [by_id[i] for i in keep]
-            nodes = [self._node(c, columns, None if keep is None else keep[c.id], mine) for c in kids]
+            nodes = [self._node(c, columns, None if keep is None else keep[c.id], mine, mult, in_list) for c in kids]
             dtype = t if keep is None else pa.struct([_child_field(c, n.dtype) for c, n in zip(kids, nodes)])
             return Node(dtype, nodes[0].leaf if nodes else None, nodes, "struct")
         if lt == "map":
             entries = f.children[0]
-            node = self._node(entries, columns, None, mine)
+            node = self._node(entries, columns, None, mine, mult, True)
             return Node(t, node.leaf, [node], "map")
         item = f.children[0]
-        node = self._node(item, columns, None if keep is None else keep.get(item.id), mine)
+        if _is_fsl_of_struct(f):
+            if not self._grammar.fsl_of_struct:
+                raise CorruptFileError(f"{self.layout.path}: field {f.name!r}: fixed_size_list<struct> is not part "
+                                       f"of the Lance {self._version} grammar")
+            if in_list:
+                raise UnsupportedEncodingError(f"{self.layout.path}: field {f.name!r}: a fixed_size_list<struct> "
+                                               "inside a list is not supported")
+            node = self._node(item, columns, None if keep is None else keep.get(item.id), mine,
+                              mult * t.list_size, in_list)
+            dtype = t if keep is None else pa.list_(_child_field(item, node.dtype), t.list_size)
+            return Node(dtype, node.leaf, [node], "fsl")
+        node = self._node(item, columns, None if keep is None else keep.get(item.id), mine, mult, True)
         make = pa.large_list if pa.types.is_large_list(t) else pa.list_
         dtype = t if keep is None else make(_child_field(item, node.dtype))
         return Node(dtype, node.leaf, [node], "list")
@@ -177,9 +201,10 @@ class StructuralReader:
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         unraveled, values = {}, {}
         for col, column in self._leaves.items():
-            part = column.read(sel, cache)
+            m = self._mult[col]
+            part = column.read(sel.scale(m) if m > 1 else sel, cache)
             where = f"{self.layout.path}: column {col}"
-            unraveled[col] = unravel(part.rep, part.defs, self._shapes[col], sel.count, where)
+            unraveled[col] = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where)
             values[col] = part.values
         return self._build(self.root, 0, unraveled, values, sel.count)
 
@@ -187,26 +212,32 @@ class StructuralReader:
         if node.leaf is None:  # a struct without children
             return pa.Array.from_buffers(node.dtype, n, [None], children=[])
         layer = unraveled[node.leaf].layers[k]
+        valid = layer.valid if node.stride == 1 or layer.valid is None else layer.valid[:: node.stride]
         if node.kind == "leaf":
             arr = values[node.leaf]
             if len(arr) != n:
                 raise CorruptFileError(f"{self.layout.path}: column {node.leaf} gives {len(arr)} values for {n} slots")
-            arr = with_validity(arr, layer.valid)
+            arr = with_validity(arr, valid)
             if node.select is not None:
                 fields = [node.dtype.field(i) for i in range(node.dtype.num_fields)]
-                mask = None if layer.valid is None else pa.array(~layer.valid)
+                mask = None if valid is None else pa.array(~valid)
                 return pa.StructArray.from_arrays([arr.field(name) for name in node.select], fields=fields, mask=mask)
             return arr
         if node.kind == "struct":
             kids = [self._build(c, k + 1, unraveled, values, n) for c in node.children]
             fields = [node.dtype.field(i) for i in range(node.dtype.num_fields)]
-            mask = None if layer.valid is None else pa.array(~layer.valid)
+            mask = None if valid is None else pa.array(~valid)
             return pa.StructArray.from_arrays(kids, fields=fields, mask=mask)
+        if node.kind == "fsl":
+            dim = node.dtype.list_size
+            child = self._build(node.children[0], k + 1, unraveled, values, n * dim)
+            mask = None if valid is None else pa.array(~valid)
+            return pa.FixedSizeListArray.from_arrays(child, type=node.dtype, mask=mask)
         offsets = layer.offsets
         child = self._build(node.children[0], k + 1, unraveled, values, int(offsets[-1]))
         large = pa.types.is_large_list(node.dtype)
         off = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
-        bitmap = _bitmap(layer.valid)
+        bitmap = _bitmap(valid)
         return pa.Array.from_buffers(node.dtype, n, [bitmap, off], children=[child])
 
 
