@@ -19,5 +19,7 @@ from . import (  # noqa: F401  (imported for registration)
     variable,
     variable_packed_struct,
 )
-from .base import Chunks, Context, check_tree, decode_block, decode_fixed_values, decode_miniblock, \
-    decode_variable_values, describe, miniblock_buffers  # noqa: F401
+from .base import (  # noqa: F401
+    Chunks, Context, check_tree, decode_block, decode_blocks, decode_fixed_values, decode_miniblock,
+    decode_variable_values, describe, miniblock_buffers,
+)

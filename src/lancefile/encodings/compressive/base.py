@@ -37,10 +37,10 @@ from ...errors import CorruptFileError
 from ...format.version import Grammar
 from .. import kernels
 from ..registry import COMPRESSIVE
-from .values import Values
+from .values import Values, concat
 
 __all__ = ["Context", "Chunks", "Codec", "register", "check_tree", "decode_miniblock", "decode_block",
-           "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "describe"]
+           "decode_blocks", "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "describe"]
 
 
 class Context(enum.Enum):
@@ -124,6 +124,16 @@ class Codec:
     def block(self, msg, data: np.ndarray, num_values: int, where: str) -> Values:
         raise NotImplementedError
 
+    def blocks(self, msg, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+               where: str) -> Values:
+        """Many block buffers (one per mini-block chunk, e.g. its levels), decoded back to back.
+
+        Codecs override this with one vectorised pass; this default decodes one by one.
+        """
+        parts = [self.block(msg, data[a : a + n], c, where)
+                 for a, n, c in zip(starts.tolist(), sizes.tolist(), counts.tolist())]
+        return concat(parts) if parts else self.block(msg, data[:0], 0, where)
+
     def fixed_values(self, msg, rows: np.ndarray, where: str) -> Values:
         """``rows``: (n, bytes a value) uint8, one row per value."""
         raise NotImplementedError
@@ -173,6 +183,15 @@ def decode_block(enc, data, num_values: int, where: str) -> Values:
     sub, codec = _codec(enc, where)
     return codec.block(sub, np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data,
                        int(num_values), where)
+
+
+def decode_blocks(enc, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, counts: np.ndarray,
+                  where: str) -> Values:
+    """Block buffers ``data[starts[i] : starts[i] + sizes[i]]`` of ``counts[i]`` values each."""
+    if np.any(starts < 0) or np.any(sizes < 0) or np.any(starts + sizes > len(data)):
+        raise CorruptFileError(f"{where}: a chunk's level buffer lies outside its chunk")
+    sub, codec = _codec(enc, where)
+    return codec.blocks(sub, data, starts, sizes, counts, where)
 
 
 def decode_fixed_values(enc, rows: np.ndarray, where: str) -> Values:

@@ -73,6 +73,14 @@ class InlineBitpackingCodec(Codec):
         return _fixed(_decode(kernels.inline_bitpacking_decode, where, data, bits, num_values), bits)
 
 
+    def blocks(self, msg, data, starts, sizes, counts, where):
+        bits = _bits(msg, where)
+        if msg.HasField("values"):
+            return super().blocks(msg, data, starts, sizes, counts, where)
+        out = _decode(kernels.inline_bitpacking_decode_chunks, where, data, bits, starts, counts)
+        return _fixed(out, bits)
+
+
 @register("out_of_line_bitpacking")
 class OutOfLineBitpackingCodec(Codec):
     name = "out_of_line_bitpacking"
@@ -96,3 +104,9 @@ class OutOfLineBitpackingCodec(Codec):
         words = bits // 8
         data = data[: len(data) - len(data) % words]
         return _fixed(_decode(kernels.out_of_line_bitpacking_decode, where, data, bits, width, num_values), bits)
+
+    def blocks(self, msg, data, starts, sizes, counts, where):
+        bits = _bits(msg, where)
+        width = int(msg.values.flat.bits_per_value)
+        out = _decode(kernels.out_of_line_bitpacking_decode_blocks, where, data, bits, width, starts, sizes, counts)
+        return _fixed(out, bits)

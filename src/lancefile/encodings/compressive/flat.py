@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import CorruptFileError
+from .. import kernels
 from ._buffers import decompress
 from .base import Chunks, Codec, Context, register
 from .values import Fixed, concat
@@ -32,8 +34,6 @@ class FlatCodec(Codec):
     def check(self, msg, ctx, grammar, where):
         bits = int(msg.bits_per_value)
         if bits == 0 or (bits != 1 and bits % 8):
-            from ...errors import CorruptFileError
-
             raise CorruptFileError(f"{where}: flat values of {bits} bits cannot be decoded (need 1 or a whole number of bytes)")
 
     def miniblock(self, msg, chunks: Chunks, first: int):
@@ -55,10 +55,17 @@ class FlatCodec(Codec):
             data = decompress(msg.data, data, where)
         return Fixed(data, int(msg.bits_per_value), num_values)
 
+    def blocks(self, msg, data, starts, sizes, counts, where):
+        bits = int(msg.bits_per_value)
+        if msg.HasField("data") or bits % 8:
+            return super().blocks(msg, data, starts, sizes, counts, where)
+        lengths = counts * (bits // 8)
+        if np.any(lengths > sizes):
+            raise CorruptFileError(f"{where}: a flat block of {bits}-bit values is too short for its count")
+        return Fixed(kernels.gather_bytes(data, starts, lengths), bits, int(counts.sum()))
+
     def fixed_values(self, msg, rows, where):
         bits = int(msg.bits_per_value)
         if rows.shape[1] * 8 != bits:
-            from ...errors import CorruptFileError
-
             raise CorruptFileError(f"{where}: full-zip values of {rows.shape[1]} bytes hold flat {bits}-bit values")
         return Fixed(np.ascontiguousarray(rows).reshape(-1), bits, rows.shape[0])

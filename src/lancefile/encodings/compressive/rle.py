@@ -73,3 +73,11 @@ class RleCodec(Codec):
         except CorruptFileError as exc:
             raise CorruptFileError(f"{where}: {exc}") from None
         return Fixed(np.ascontiguousarray(out).view(np.uint8), bits, num_values)
+
+    def blocks(self, msg, data, starts, sizes, counts, where):
+        bits = _value_bits(msg)
+        try:
+            out = kernels.rle_block_decode_many(data, bits, starts, sizes, counts)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from None
+        return Fixed(np.ascontiguousarray(out).view(np.uint8), bits, int(counts.sum()))

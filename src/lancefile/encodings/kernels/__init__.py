@@ -60,6 +60,7 @@ from .fastlanes import (
     inline_bitpacking_decode_py,
     inline_bitpacking_encode,
     out_of_line_bitpacking_decode,
+    out_of_line_bitpacking_decode_blocks,
     out_of_line_bitpacking_decode_py,
     out_of_line_bitpacking_encode,
 )
@@ -76,7 +77,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py
 from .gather import gather as gather_bytes
-from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_encode, rle_encode, rle_expand, rle_expand_py
+from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
 
 # Each module lists its own public names; the package's surface is their union.
 __all__: list[str] = []

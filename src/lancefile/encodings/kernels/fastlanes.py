@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
+from .gather import gather
 from ._common import _byte_view, _check_width, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "inline_bitpacking_decode_chunks",
     "out_of_line_bitpacking_encode",
     "out_of_line_bitpacking_decode",
+    "out_of_line_bitpacking_decode_blocks",
     "bitpacked_for_non_neg_encode",
     "bitpacked_for_non_neg_decode",
 ]
@@ -361,8 +363,8 @@ def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values) ->
     groups = -(-counts // FASTLANES_CHUNK)
     starts, widths = _inline_scan(words, offsets // dtype.itemsize, groups, dtype.itemsize * 8, "chunk")
     values = _unpack_chunks(words, starts, widths, dtype)
-    if np.array_equal(counts, groups * FASTLANES_CHUNK):
-        return values
+    if np.array_equal(counts[:-1], groups[:-1] * FASTLANES_CHUNK):  # only the last chunk is partial
+        return values[: int(counts.sum())]
     first_value = (np.cumsum(groups) - groups) * FASTLANES_CHUNK  # of each chunk in ``values``
     out_start = np.cumsum(counts) - counts
     return values[np.arange(int(counts.sum())) + np.repeat(first_value - out_start, counts)]
@@ -445,6 +447,50 @@ def out_of_line_bitpacking_decode(buf, uncompressed_bits: int, width: int, num_v
     out[: full * FASTLANES_CHUNK] = fastlanes_unpack(words[: full * wpc], width, full * FASTLANES_CHUNK, dtype)
     out[full * FASTLANES_CHUNK :] = words[full * wpc : full * wpc + tail]
     return out
+
+
+def out_of_line_bitpacking_decode_blocks(data, uncompressed_bits: int, width: int, starts, sizes, counts) -> np.ndarray:
+    """Many OutOfLineBitpacking buffers (one width) decoded back to back, in one pass.
+
+    Buffer ``i`` is ``data[starts[i] : starts[i] + sizes[i]]`` and holds ``counts[i]``
+    values (e.g. the rep or def levels of every mini-block chunk of a page). The same as
+    concatenating :func:`out_of_line_bitpacking_decode` of each, without a call per buffer.
+    """
+    dtype = _uint_dtype(uncompressed_bits)
+    T = dtype.itemsize * 8
+    width = _check_width(width, T)
+    w = dtype.itemsize
+    raw = _byte_view(data)
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if np.any(starts % w) or np.any(sizes % w):
+        raise CorruptFileError(f"OutOfLineBitpacking buffers must be whole {T}-bit words")
+    n_words = sizes // w
+    full, tail = np.divmod(counts, FASTLANES_CHUNK)
+    wpc = fastlanes_words_per_chunk(width, T)
+    tail_raw = (tail > 0) & (n_words == full * wpc + tail)
+    groups = full + ((tail > 0) & ~tail_raw)
+    need = full * wpc + np.where(tail_raw, tail, np.where(tail > 0, wpc, 0))
+    if np.any(n_words < need):
+        i = int(np.argmax(n_words < need))
+        raise CorruptFileError(
+            f"OutOfLineBitpacking buffer {i} holds {int(n_words[i])} {T}-bit words; {int(counts[i])} values at "
+            f"width {width} need {int(need[i])}")
+    words = _words(raw[: raw.size - raw.size % w], dtype, "OutOfLineBitpacking buffer")
+    first_group = np.cumsum(groups) - groups
+    group_of = np.repeat(np.arange(len(groups)), groups)
+    word_starts = starts[group_of] // w + (np.arange(int(groups.sum())) - first_group[group_of]) * wpc
+    decoded = _unpack_chunks(words, word_starts, np.full(len(word_starts), width, np.int64), dtype)
+    # each buffer: its packed values (whole groups, or up to its count), then a raw tail if any
+    packed = np.where(tail_raw, full * FASTLANES_CHUNK, counts)
+    lengths = np.stack([packed, np.where(tail_raw, tail, 0)], axis=1).reshape(-1) * w
+    src = np.stack([first_group * FASTLANES_CHUNK * w,
+                    decoded.nbytes + starts + full * wpc * w], axis=1).reshape(-1)
+    if not tail_raw.any():
+        return gather(decoded.view(np.uint8), src[0::2], lengths[0::2]).view(dtype)
+    combined = np.concatenate([decoded.view(np.uint8), raw])
+    return gather(combined, src, lengths).view(dtype)
 
 
 def out_of_line_bitpacking_decode_py(buf, uncompressed_bits: int, width: int, num_values: int) -> np.ndarray:

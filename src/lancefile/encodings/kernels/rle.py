@@ -12,9 +12,10 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError
+from .gather import gather
 from ._common import _byte_view, _uint_dtype, _unsigned_view, _words
 
-__all__ = ["RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
+__all__ = ["rle_block_decode_many", "RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
 
 RLE_MAX_RUN = 255
 
@@ -89,3 +90,36 @@ def rle_block_encode(values) -> bytes:
     """Encode :func:`rle_block_decode`'s frame."""
     vals, lens = rle_encode(_unsigned_view(values))
     return struct.pack("<Q", vals.nbytes) + vals.tobytes() + lens.tobytes()
+
+
+def rle_block_decode_many(data, bits: int, starts, sizes, counts) -> np.ndarray:
+    """Many RLE block frames (``data[starts[i] : starts[i] + sizes[i]]``, ``counts[i]``
+    values each) decoded back to back in one vectorised pass."""
+    dtype = _uint_dtype(bits)
+    w = dtype.itemsize
+    raw = _byte_view(data)
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if not len(starts):
+        return np.zeros(0, dtype)
+    if np.any(sizes < 8):
+        raise CorruptFileError("RLE block has no length header")
+    vbytes = gather(raw, starts, np.full(len(starts), 8, np.int64)).view("<u8").astype(np.int64)
+    runs = vbytes // w
+    if np.any(vbytes < 0) or np.any(vbytes % w) or np.any(8 + vbytes + runs > sizes):
+        raise CorruptFileError("RLE block values length does not fit its block")
+    values = gather(raw, starts + 8, vbytes).view(dtype)
+    lengths = gather(raw, starts + 8 + vbytes, runs).astype(np.int64)
+    covered = np.concatenate([[0], np.cumsum(lengths)])
+    ends = np.cumsum(runs)
+    per_block = covered[ends] - covered[ends - runs]
+    if np.any(per_block < counts):
+        i = int(np.argmax(per_block < counts))
+        raise CorruptFileError(f"RLE runs of block {i} cover {int(per_block[i])} values, {int(counts[i])} expected")
+    out = np.repeat(values, lengths)
+    if np.array_equal(per_block, counts):
+        return out
+    first = np.cumsum(per_block) - per_block
+    keep = np.arange(int(counts.sum())) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+    return out[keep]

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
-from ..compressive import Chunks, Context, check_tree, decode_block, decode_miniblock, miniblock_buffers
+from ..compressive import Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock, miniblock_buffers
 from ..compressive.values import as_uint
 from ..page import PageData
 from ..registry import LAYOUT
@@ -281,13 +281,8 @@ class MiniBlockPage:
         return rep, defs, entries, values
 
     def _levels(self, page, enc, data, at, size, num_levels) -> np.ndarray:
-        parts = []
-        for a, s, n in zip(at.tolist(), size.tolist(), num_levels.tolist()):
-            v = decode_block(enc, data[a : a + s], n, page.where)
-            parts.append(as_uint(v, 16, f"{page.where}: levels"))
-        if not parts:
-            return np.zeros(0, np.uint16)
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        values = decode_blocks(enc, data, at, size, num_levels, page.where)
+        return as_uint(values, 16, f"{page.where}: levels")
 
     def _spans(self, sel, chunk_ids, rep, entries, counts, completed) -> EntrySpans:
         """Where the selected rows' entries are among the decoded chunks' entries."""
@@ -304,26 +299,42 @@ class MiniBlockPage:
         max_rep = self.leaf.max_rep
         row_start = np.flatnonzero(rep == max_rep)
         total = len(rep)
-        # global row number of each row start: the chunk's rows ended before it, plus one
-        # when the chunk opens with the end of an earlier row, plus its rank in the chunk
-        chunk_of = np.searchsorted(entry_base, row_start, side="right") - 1
+        # global row number of the first row start: rows ended before the first chunk, plus
+        # one when that chunk opens with the end of an earlier row
         if completed is None:  # no index: every chunk was decoded, from the first
-            row_id = np.arange(len(row_start))
+            first_id = 0
         else:
-            ended_before = (np.cumsum(completed) - completed)[chunk_ids]
-            opens_mid_row = np.ones(len(chunk_ids), dtype=bool)
-            nonempty = entries > 0
-            opens_mid_row[nonempty] = rep[entry_base[nonempty]] != max_rep
-            rank = np.arange(len(row_start)) - np.searchsorted(row_start, entry_base[chunk_of])
-            row_id = ended_before[chunk_of] + opens_mid_row[chunk_of] + rank
+            first_id = int(completed[: chunk_ids[0]].sum()) + int(bool(entries[0]) and rep[0] != max_rep)
+        one_run = chunk_ids[-1] - chunk_ids[0] + 1 == len(chunk_ids)
+        if one_run:
+            # rows are numbered consecutively from first_id; a row ends where the next starts
+            wanted = np.array([sel.start, sel.stop - 1]) if sel.is_range else sel.indices
+            at = wanted - first_id
+            if np.any(at < 0) or np.any(at >= len(row_start)):
+                raise CorruptFileError(f"{self.where}: the repetition index does not match the page's rows")
+            nxt = np.append(row_start[1:], total)
+            if sel.is_range:
+                a = int(row_start[at[0]])
+                return EntrySpans(np.array([a], np.int64), np.array([int(nxt[at[1]]) - a], np.int64))
+            return EntrySpans(row_start[at].astype(np.int64), (nxt[at] - row_start[at]).astype(np.int64))
+        # several runs of chunks (a take): number the rows chunk by chunk
+        chunk_of = np.searchsorted(entry_base, row_start, side="right") - 1
+        ended_before = (np.cumsum(completed) - completed)[chunk_ids]
+        opens_mid_row = np.ones(len(chunk_ids), dtype=bool)
+        nonempty = entries > 0
+        opens_mid_row[nonempty] = rep[entry_base[nonempty]] != max_rep
+        rank = np.arange(len(row_start)) - np.searchsorted(row_start, entry_base[chunk_of])
+        row_id = ended_before[chunk_of] + opens_mid_row[chunk_of] + rank
         # a row ends at the next row start, or where its run of chunks ends
-        run_start = entry_base[np.concatenate([[True], np.diff(chunk_ids) > 1])]
-        bounds = np.unique(np.concatenate([row_start, run_start, [total]]))
-        wanted = np.arange(sel.start, sel.stop) if sel.is_range else sel.indices
+        new_run = np.concatenate([[True], np.diff(chunk_ids) > 1])
+        run_of = np.cumsum(new_run) - 1
+        run_end = np.append(entry_base[new_run][1:], total)[run_of]
+        nxt = np.minimum(np.append(row_start[1:], total), run_end[chunk_of])
+        wanted = sel.indices
         at = np.searchsorted(row_id, wanted)
         if np.any(at >= len(row_id)) or np.any(row_id[np.minimum(at, len(row_id) - 1)] != wanted):
             raise CorruptFileError(f"{self.where}: the repetition index does not match the page's rows")
         starts = row_start[at]
-        ends = bounds[np.searchsorted(bounds, starts, side="right")]
+        ends = nxt[at]
         return EntrySpans(starts.astype(np.int64), (ends - starts).astype(np.int64))
 

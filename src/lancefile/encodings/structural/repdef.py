@@ -197,9 +197,10 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
         if defs is not None:
             starts &= defs <= base
         children = np.flatnonzero(starts)
-        slot_starts = np.arange(n) if pos is None else pos
-        offsets = np.empty(len(slot_starts) + 1, dtype=np.int64)
-        offsets[:-1] = np.searchsorted(children, slot_starts)
+        # a list's offset = children that start before the list's own first entry
+        before = np.cumsum(starts) - starts
+        offsets = np.empty((n if pos is None else len(pos)) + 1, dtype=np.int64)
+        offsets[:-1] = before if pos is None else before[pos]
         offsets[-1] = len(children)
         out.append(LayerLevels(LIST, valid, offsets))
         pos = children
