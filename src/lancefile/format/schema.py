@@ -77,6 +77,8 @@ PRIMARY_KEY_KEY = "lance-schema:unenforced-primary-key"
 PRIMARY_KEY_POSITION_KEY = "lance-schema:unenforced-primary-key:position"
 CLUSTERING_KEY_POSITION_KEY = "lance-schema:unenforced-clustering-key:position"
 
+# ids given to blob-v2 descriptor fields, which the reference writes without ids (-2, -3, ...)
+BLOB_V2_CHILD_IDS = -2
 LANCE_JSON = "lance.json"  # JSONB bytes in large_binary, logical type "json"
 ARROW_JSON = "arrow.json"  # JSON text; the reference converts it to lance.json on write
 BFLOAT16 = "lance.bfloat16"  # fixed_size_binary(2); has its own spelling inside fixed_size_list
@@ -682,8 +684,17 @@ class LanceSchema:
         """
         by_id: dict[int, LanceField] = {}
         top: list[LanceField] = []
+        blob_v2: LanceField | None = None  # the blob-v2 struct whose id-less children follow it
         for pf in pb.fields:
             f = _field_from_proto(pf)
+            if f.id == -1 and f.parent_id == -1 and blob_v2 is not None:
+                # pylance 14.0.2 writes a blob-v2 struct's descriptor fields (kind, position,
+                # size, blob_id, blob_uri) with id and parent id -1, right after the struct:
+                # they belong to it by position. They get ids of their own below any real one.
+                f.id, f.parent_id = BLOB_V2_CHILD_IDS - len(blob_v2.children), blob_v2.id
+                blob_v2.children.append(f)
+                continue
+            blob_v2 = f if f.logical_type == "struct" and BLOB_KEY in f.metadata else None
             if f.id < 0 or f.id in by_id:
                 raise CorruptFileError(f"{path}: schema field {f.name!r} has a negative or repeated id {f.id}")
             if f.parent_id == -1:
