@@ -22,7 +22,7 @@ def test_inspect_text_and_json(tmp_path, capsys):
     assert main(["inspect", "--json", str(path)]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["rows"] == 1000 and info["footer_version"] == "0.3"
-    assert [c["field"] for c in info["columns"]] == ["x", "s", "l", "item"]
+    assert [c["field"] for c in info["columns"]] == ["x", "s", "l", "l.item"]
     assert len(info["columns"][0]["pages"]) == 2  # 8000 bytes at 4096 per page
     assert sum(p["rows"] for p in info["columns"][0]["pages"]) == 1000
 
@@ -42,3 +42,20 @@ def test_demo_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "all reads match the source table" in out
     assert (tmp_path / "sample.lance").exists()
+
+
+def test_inspect_shows_2_2_layouts_and_encoding_trees(capsys):
+    """Per page: the structural layout and its compressive encoding tree (golden file by pylance)."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "2.2"
+    assert main(["inspect", str(data / "lists.lance")]) == 0
+    out = capsys.readouterr().out
+    assert "version:   2.2 (footer 2.2)" in out
+    assert "[0] list_int32.item: int32" in out
+    assert "mini-block(values=flat(32), rep=bitpack(16->1), def=bitpack(16->2)" in out
+    assert "layers=[nullable item, nullable+emptyable list]" in out
+    assert main(["inspect", str(data / "long_text.lance")]) == 0
+    assert "full-zip(values=fsst(variable(32))" in capsys.readouterr().out
+    assert main(["inspect", str(data / "constant.lance")]) == 0
+    assert "constant(value inline (4 bytes)" in capsys.readouterr().out

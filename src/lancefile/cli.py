@@ -38,12 +38,13 @@ def inspect_file(path: str) -> dict:
     reader = LanceFileReader(path)
     meta = reader.metadata()
     owners = reader.column_owners()
+    paths = reader.field_paths()
     columns = []
     for c in meta.columns:
         f = owners.get(c.index)
         columns.append({
             "index": c.index,
-            "field": f.name if f else None,
+            "field": paths[f.id] if f else None,
             "type": str(f.arrow_type) if f else None,
             "pages": [
                 {"rows": p.length, "bytes": sum(b.size for b in p.buffers), "buffers": len(p.buffers), "encoding": p.encoding}

@@ -111,34 +111,8 @@ class ReaderResults:
         return pa.RecordBatchReader.from_batches(self.schema, iter(self))
 
 
-def _summarise(msg) -> str:
-    """``Nullable(NoNull(Flat(64)))``-style summary of a protobuf encoding tree."""
-    from google.protobuf.message import Message
-
-    if msg.DESCRIPTOR.name == "Buffer":  # 2.0 buffer reference: #index (page buffers) or kind#index
-        kinds = {0: "", 1: "column", 2: "file"}
-        return f"{kinds.get(msg.buffer_type, '?')}#{msg.buffer_index}"
-    oneofs = [o.name for o in msg.DESCRIPTOR.oneofs]
-    for o in oneofs:
-        which = msg.WhichOneof(o)
-        if which:
-            return f"{which}({_summarise(getattr(msg, which))})"
-    parts = []
-    for fd, val in msg.ListFields():
-        if isinstance(val, Message):
-            parts.append(f"{fd.name}={_summarise(val)}")
-        elif not isinstance(val, (str, bytes)) and hasattr(val, "__len__"):  # repeated
-            items = [(_summarise(v) if isinstance(v, Message) else str(v)) for v in val]
-            parts.append(f"{fd.name}=[{', '.join(items)}]")
-        elif isinstance(val, bytes):
-            parts.append(f"{fd.name}=<{len(val)} bytes>")
-        else:
-            parts.append(f"{fd.name}={val}")
-    return ", ".join(parts)
-
-
 class LanceFileReader:
-    """Reads a Lance file (version 2.0), mirroring ``lance.file.LanceFileReader``.
+    """Reads a Lance file (versions 2.0, 2.1 and 2.2), mirroring ``lance.file.LanceFileReader``.
 
     Parameters
     ----------
@@ -225,6 +199,19 @@ class LanceFileReader:
         by_id = {f.id: f for f in self._lance_schema.walk()}
         return {col: by_id[fid] for fid, col in self._columns.items()}
 
+    def field_paths(self) -> dict[int, str]:
+        """field id -> dotted path of every field (``"ls.item.x"``), as projections name them."""
+        out: dict[int, str] = {}
+
+        def walk(f: LanceField, prefix: str) -> None:
+            out[f.id] = prefix + f.name
+            for c in f.children:
+                walk(c, out[f.id] + ".")
+
+        for f in self._lance_schema.fields:
+            walk(f, "")
+        return out
+
     def read_global_buffer(self, index: int) -> bytes:
         gbs = self._layout.global_buffers
         if not 0 <= index < len(gbs):
@@ -235,6 +222,7 @@ class LanceFileReader:
         from .format.container import unpack_any
 
         url, message = self._codec.page_encoding_url, self._codec.page_encoding_message
+        describe = self._codec.describe_page
 
         cols = []
         data_bytes = 0
@@ -244,7 +232,7 @@ class LanceFileReader:
             pages = []
             for j, p in enumerate(info.pages):
                 try:
-                    enc = _summarise(unpack_any(p.encoding, url, message, where=f"column {i} page {j}"))
+                    enc = describe(unpack_any(p.encoding, url, message, where=f"column {i} page {j}"))
                 except Exception as exc:  # metadata must still be inspectable
                     enc = f"<undecodable: {exc}>"
                 pages.append(PageMetadata(p.length, p.buffers, enc, p.priority))

@@ -37,6 +37,8 @@ class VersionCodec:
     # how pages describe their encoding: the Any type URL and the message class
     page_encoding_url: str
     page_encoding_message: type
+    # page encoding message -> a one-line summary (``mini-block(values=bitpack(8), ...)``)
+    describe_page: Callable
 
 
 def _v2_0() -> VersionCodec:
@@ -45,16 +47,20 @@ def _v2_0() -> VersionCodec:
     from .v2_0.encoder import build_encoder, column_encodings
     from .v2_0.fields import assign_columns, build_reader
 
+    from .v2_0.summary import describe_array
+
     return VersionCodec("2.0", assign_columns, build_reader, build_encoder, column_encodings,
-                        ARRAY_ENCODING_URL, pb.ArrayEncoding)
+                        ARRAY_ENCODING_URL, pb.ArrayEncoding, describe_array)
 
 
 def _structural() -> VersionCodec:
     from .._proto import encodings_v2_1_pb2 as pb
     from . import compressive, structural  # noqa: F401  (registers the codecs and page layouts)
     from .structural.fields import PAGE_LAYOUT_URL, assign_columns, build_reader
+    from .structural.summary import describe_page
 
-    return VersionCodec("2.1+", assign_columns, build_reader, None, None, PAGE_LAYOUT_URL, pb.PageLayout)
+    return VersionCodec("2.1+", assign_columns, build_reader, None, None, PAGE_LAYOUT_URL, pb.PageLayout,
+                        describe_page)
 
 
 _CODECS: dict[FileVersion, Callable[[], VersionCodec]] = {
