@@ -170,6 +170,20 @@ def test_pushed_filters_are_applied_by_lancefile(spark, filter_data):
     assert sorted(r.id for r in at.select("id").collect()) == [9970, 9980]
 
 
+def test_pylance_2_2_file_projection_and_pushed_filters(spark, filter_data, tmp_path):
+    """The reference's default format (2.2) through the source: same answers as the 2.0 file."""
+    from tests.conftest import reference_write
+
+    path = str(tmp_path / "ref22.lance")
+    reference_write(lancefile.read_table(filter_data), path, "2.2")
+    assert lancefile.LanceFileReader(path).version == "2.2"
+    for query in ["id = 3", "k is null", "f >= 'NaN'", "s like '%ä%'", "st.a > 5 and b", "dec >= 2.50"]:
+        want = spark.read.format("lance").load(filter_data).filter(query).select("id", "s")
+        got = (spark.read.format("lance").option("pushFilters", "true").option("splitRows", "3000")
+               .option("columns", "id, s, k, f, st, b, dec").load(path).filter(query).select("id", "s"))
+        assert sorted(got.collect()) == sorted(want.collect()), query
+
+
 def test_a_filtered_query_does_not_leak_into_later_ones(spark, filter_data):
     df = spark.read.format("lance").load(filter_data)
     assert df.filter("id = 3").count() == 1

@@ -102,10 +102,16 @@ def _reference_table(n: int = 500) -> pa.Table:
     })
 
 
-def test_pylance_files_read_by_spark(spark, tmp_path):
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_pylance_files_read_by_spark(spark, tmp_path, version):
     table = _reference_table()
+    if version == "2.2":  # maps and null struct rows need 2.2 / 2.1
+        table = table.append_column("m", pa.array([None if i % 9 == 0 else [("k", i), ("j", None)]
+                                                   for i in range(table.num_rows)], pa.map_(pa.string(), pa.int64())))
+        table = table.append_column("st", pa.array([None if i % 4 == 0 else {"a": i} for i in range(table.num_rows)],
+                                                    pa.struct([("a", pa.int32())])))
     for i, part in enumerate((table.slice(0, 200), table.slice(200))):
-        reference_write(part, tmp_path / f"part-{i}.lance")
+        reference_write(part, tmp_path / f"part-{i}.lance", version)
     df = spark.read.format("lance").load(str(tmp_path))
     expect_types = {
         "u8": T.ShortType(), "u16": T.IntegerType(), "u32": T.LongType(), "u64": T.DecimalType(20, 0),

@@ -51,6 +51,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import types as T
 
+from ..format.version import DEFAULT_VERSION
 from ..errors import InvalidInputError, UnsupportedTypeError
 
 __all__ = [
@@ -173,7 +174,7 @@ def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 
 #: Spark types the 2.0 writer cannot store, with the reason given to the user.
 UNWRITABLE = {
-    "MapType": "map columns need Lance file version 2.1 or later, which lancefile cannot write yet",
+    "MapType": "map columns need Lance file version 2.2, which lancefile cannot write yet",
     "YearMonthIntervalType": "Arrow has no type PySpark can hand over for year-month intervals",
     "CalendarIntervalType": "calendar intervals have no Arrow equivalent",
     "VariantType": "variant values have no Lance encoding yet",
@@ -182,7 +183,14 @@ UNWRITABLE = {
 }
 
 
-def check_writable(schema: T.StructType, version: str = "2.0") -> None:
+def _holds_maps(version: str) -> bool:
+    from ..format.version import resolve_version
+
+    grammar = resolve_version(version, for_write=False).grammar
+    return grammar is not None and grammar.maps
+
+
+def check_writable(schema: T.StructType, version: str = DEFAULT_VERSION.value) -> None:
     """Raise :class:`UnsupportedTypeError` naming the first column Lance cannot store."""
 
     def visit(dt: T.DataType, name: str) -> None:
@@ -190,7 +198,7 @@ def check_writable(schema: T.StructType, version: str = "2.0") -> None:
         if isinstance(dt, T.UserDefinedType):
             visit(dt.sqlType(), name)
             return
-        if reason is not None and not (isinstance(dt, T.MapType) and version != "2.0"):
+        if reason is not None and not (isinstance(dt, T.MapType) and _holds_maps(version)):
             raise UnsupportedTypeError(f"column {name!r} ({dt.simpleString()}): {reason}")
         if isinstance(dt, T.ArrayType):
             visit(dt.elementType, f"{name}.element")
