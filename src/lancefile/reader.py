@@ -135,13 +135,15 @@ class LanceFileReader:
                 f"{self.path}: the schema needs {len(self._columns)} columns but the file has {self._layout.num_columns}"
             )
         self._projection = self._resolve_projection(columns)
-        self._layout.prefetch_columns(self._projected_columns())  # one request for their metadata
-        self._full_schema = self._lance_schema.to_arrow()
+        self._storage_full = self._lance_schema.to_arrow_storage()
+        self._full_schema = self._lance_schema.to_arrow(self._storage_full)
+        self._readers: list | None = None  # built on first read: opening touches no column metadata
+        self._readers_lock = threading.Lock()
         self.schema: pa.Schema = self._projected_schema()
         # Fields are decoded on several threads if the source can take that and there are
         # few of them: many small fields are Python-bound, and threads only contend for the GIL.
         self._parallel = (READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
-                          and len(self._field_readers) <= PARALLEL_MAX_FIELDS)
+                          and len(self._projection) <= PARALLEL_MAX_FIELDS)
         if self.schema.equals(self._storage_schema, check_metadata=True):
             self._storage_schema = self.schema
 
@@ -169,22 +171,46 @@ class LanceFileReader:
         return [(f, keeps[f.id] or None) for f in order]
 
     def _projected_schema(self) -> pa.Schema:
-        """The user-facing schema (extension types restored); sets the storage schema and
-        builds the field readers (once: every read reuses them with its own page cache)."""
+        """The user-facing schema (extension types restored); sets the storage schema.
+
+        A whole field's types come from the schema; a partly projected field's from its reader
+        (built now; the others are built on first read, see :attr:`_field_readers`).
+        """
+        self._partial = {}
+        if len(self._projection) == len(self._lance_schema.fields) and all(
+                keep is None and p is f for (p, keep), f in zip(self._projection, self._lance_schema.fields)):
+            self._storage_schema = self._storage_full  # every field, whole
+            return self._full_schema
         storage, user = [], []
-        self._field_readers = [self._codec.build_reader(self._layout, f, self._columns, keep)
-                               for f, keep in self._projection]
         names = self._full_schema.names
         index = {n: i for i, n in enumerate(names)}
         index.update({n: -1 for n in names if names.count(n) > 1} if len(index) < len(names) else {})
-        for (f, keep), reader in zip(self._projection, self._field_readers):
+        for f, keep in self._projection:
+            # index: what Schema.get_field_index gives (-1 for a duplicated name), without its linear search
+            i = index.get(f.name, -1)
+            if keep is None:
+                storage.append(self._storage_full.field(i) if i >= 0 else f.to_arrow())
+                user.append(self._full_schema.field(i) if i >= 0 else storage[-1])
+                continue
+            reader = self._partial[f.id] = self._codec.build_reader(self._layout, f, self._columns, keep)
             base = f.to_arrow()
             storage.append(pa.field(f.name, reader.dtype, base.nullable, base.metadata))
-            # index: what Schema.get_field_index gives (-1 for a duplicated name), without its linear search
-            user.append(self._full_schema.field(index.get(f.name, -1)) if keep is None else storage[-1])
+            user.append(storage[-1])
         md = self._full_schema.metadata
         self._storage_schema = pa.schema(storage, metadata=md)
         return pa.schema(user, metadata=md)
+
+    @property
+    def _field_readers(self) -> list:
+        """One reader per projected field, built once (every read reuses them with its own page cache)."""
+        if self._readers is None:
+            with self._readers_lock:
+                if self._readers is None:
+                    self._layout.prefetch_columns(self._projected_columns())  # one request for their metadata
+                    self._readers = [self._partial.get(f.id) or self._codec.build_reader(self._layout, f,
+                                                                                         self._columns, keep)
+                                     for f, keep in self._projection]
+        return self._readers
 
     # -- public API -------------------------------------------------------------------
     def num_rows(self) -> int:

@@ -266,6 +266,8 @@ def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataTyp
         TimestampType(timestamp[ns])
     """
     children = list(children)
+    if not children and logical not in _CONTAINER_TYPES and not logical.startswith("fixed_size_list:struct:"):
+        return _leaf_type(logical)  # the common case, cached
     if logical in _LIST_TYPES:
         return _LIST_TYPES[logical](_only_child(logical, children))
     if logical == "struct":
@@ -282,6 +284,9 @@ def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataTyp
     if children:
         raise InvalidInputError(f"logical type {logical!r} takes no child fields, got {len(children)}")
     return _leaf_type(logical)
+
+
+_CONTAINER_TYPES = frozenset(["struct", "map", *_LIST_TYPES])
 
 
 def _only_child(logical: str, children: list[pa.Field]) -> pa.Field:
@@ -422,6 +427,8 @@ class LanceField:
 
     def to_arrow(self) -> pa.Field:
         """This field as a ``pyarrow.Field`` (storage type, metadata included)."""
+        if not self.children and not self.metadata and not self.extension_name and self.logical_type != "json":
+            return pa.field(self.name, arrow_type_of(self.logical_type), self.nullable)  # the common leaf
         return pa.field(self.name, self.arrow_type, self.nullable, metadata=self.arrow_metadata or None)
 
     def walk(self) -> Iterator[LanceField]:
@@ -527,7 +534,7 @@ def _field_from_proto(pb: file_pb2.Field) -> LanceField:
         parent_id=pb.parent_id,
         logical_type=pb.logical_type,
         nullable=pb.nullable,
-        metadata=dict(pb.metadata),
+        metadata=dict(pb.metadata) if len(pb.metadata) else {},
         extension_name=pb.extension_name,
     )
 
@@ -708,7 +715,11 @@ class LanceSchema:
                 )
             by_id[f.id] = f
         out = cls(fields=top, metadata=dict(pb.metadata))
-        out._check_types(path)
+        try:  # building the Arrow schema checks every type; on failure find the innermost culprit
+            out._storage = out.to_arrow_storage()
+        except LanceError:
+            out._check_types(path)
+            raise
         return out
 
     def _check_types(self, path: str) -> None:
@@ -737,16 +748,27 @@ class LanceSchema:
         """The ``lance.file.Schema`` message: every field in pre-order, then the metadata."""
         return file_pb2.Schema(fields=[_field_to_proto(f) for f in self.walk()], metadata=self.metadata)
 
-    def to_arrow(self) -> pa.Schema:
+    def to_arrow(self, storage: pa.Schema | None = None) -> pa.Schema:
         """The Arrow schema the reference reader gives for a file with this schema.
 
         Extension types registered with pyarrow (``arrow.uuid``, ``lance.bfloat16`` once
         ``lance`` is imported...) come back as extension types, as through the C data interface.
+        ``storage``: this schema's :meth:`to_arrow_storage`, if already made.
         """
-        metadata = {key: value.decode("utf-8", "replace") for key, value in self.metadata.items()}
-        schema = pa.schema([f.to_arrow() for f in self.fields], metadata=metadata or None)
+        schema = storage if storage is not None else self.to_arrow_storage()
+        if not any(f.extension_name or f.logical_type == "json" or EXTENSION_NAME_KEY in f.metadata
+                   or BFLOAT16 in f.logical_type for f in self.walk()):  # every source of extension metadata
+            return schema
         # An IPC round trip is pyarrow's public way to turn ARROW:extension:* metadata into types.
         return pa.ipc.read_schema(schema.serialize())
+
+    def to_arrow_storage(self) -> pa.Schema:
+        """:meth:`to_arrow` with storage types instead of extension types (what readers decode)."""
+        cached = self.__dict__.get("_storage")  # set by from_proto: a file's schema does not change
+        if cached is not None:
+            return cached
+        metadata = {key: value.decode("utf-8", "replace") for key, value in self.metadata.items()}
+        return pa.schema([f.to_arrow() for f in self.fields], metadata=metadata or None)
 
     def walk(self) -> Iterator[LanceField]:
         """Every field, nested ones included, in pre-order (the order of ids)."""
