@@ -191,6 +191,9 @@ def decode_blocks(enc, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, 
     if np.any(starts < 0) or np.any(sizes < 0) or np.any(starts + sizes > len(data)):
         raise CorruptFileError(f"{where}: a chunk's level buffer lies outside its chunk")
     sub, codec = _codec(enc, where)
+    if len(starts) == 1:  # one chunk (a take, a small page): the plain block decoder is cheaper
+        a = int(starts[0])
+        return codec.block(sub, data[a : a + int(sizes[0])], int(counts[0]), where)
     return codec.blocks(sub, data, starts, sizes, counts, where)
 
 

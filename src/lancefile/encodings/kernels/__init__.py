@@ -18,6 +18,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``bitmap``: LSB-first bitmaps.
 * ``fullzip``: splitting full-zip pages into control words and values.
 * ``gather``: many byte ranges copied into one array.
+* ``miniblock``: mini-block chunk headers.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
 
 Every public name (and every ``_py`` twin) is re-exported here, so
@@ -37,7 +38,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, rle
+from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, miniblock, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -77,6 +78,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py
 from .gather import gather as gather_bytes
+from .miniblock import miniblock_headers
 from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
 
 # Each module lists its own public names; the package's surface is their union.
@@ -86,6 +88,7 @@ __all__ += bitpacked.__all__
 __all__ += fsst.__all__
 __all__ += rle.__all__
 __all__ += fullzip.__all__
+__all__ += miniblock.__all__
 __all__ += ["gather_bytes"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__

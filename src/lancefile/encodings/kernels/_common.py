@@ -56,11 +56,29 @@ class _Kernel:
                     warnings.warn("numba is not installed; lancefile kernels run as slow Python", stacklevel=3)
                     self._compiled = self.py_func
                 else:
+                    _compile_helpers(self.py_func, numba)
                     try:
                         self._compiled = numba.njit(cache=True, nogil=True)(self.py_func)
                     except Exception:  # pragma: no cover - e.g. no writable cache directory
                         self._compiled = numba.njit(nogil=True)(self.py_func)
         return self._compiled
+
+
+def _helper(fn):
+    """Mark a plain function that kernels call: it is compiled with them (see _compile_helpers)."""
+    fn._lancefile_helper = True
+    return fn
+
+
+def _compile_helpers(fn, numba) -> None:
+    """Replace the helpers ``fn`` calls (in its module) by their numba versions, recursively,
+    so that the compiled kernel calls compiled code."""
+    g = fn.__globals__
+    for name in fn.__code__.co_names:
+        helper = g.get(name)
+        if getattr(helper, "_lancefile_helper", False) and not hasattr(helper, "py_func"):
+            _compile_helpers(helper, numba)
+            g[name] = numba.njit(cache=True, nogil=True)(helper)
 
 
 # --------------------------------------------------------------------------------------

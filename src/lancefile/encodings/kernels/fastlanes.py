@@ -24,8 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from .gather import gather
-from ._common import _byte_view, _check_width, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width
+from ._common import _byte_view, _check_width, _helper, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width
 
 __all__ = [
     "FASTLANES_CHUNK",
@@ -77,44 +76,78 @@ def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 
 
-@_Kernel
-def _k_fl_unpack(words, word_starts, widths, T, out):
-    # Chunk c (width widths[c], words from word_starts[c]) -> out[c*1024 : (c+1)*1024].
+@_helper
+def _fl_unpack_one(words, base, W, T, out, obase):
+    # 1024 values packed at width W from words[base:] -> out[obase : obase + 1024].
     # Rows outside, lanes inside: per row the source word and shift are constant, so the
     # lane loop is a contiguous, vectorisable copy.
     lanes = 1024 // T
-    for c in range(widths.shape[0]):
-        W = widths[c]
-        base = word_starts[c]
-        obase = c * 1024
-        if W == 0:
-            for i in range(1024):
-                out[obase + i] = 0
-            continue
-        if W == T:
-            for row in range(T):
-                dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
-                src = base + lanes * row
-                for lane in range(lanes):
-                    out[dst + lane] = words[src + lane]
-            continue
-        mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+    if W == 0:
+        for i in range(1024):
+            out[obase + i] = 0
+        return
+    if W == T:
         for row in range(T):
-            bit = row * W
-            k = bit // T
-            s = bit - k * T
             dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
-            src = base + lanes * k
-            sh = np.uint64(s)
-            if s + W <= T:
-                for lane in range(lanes):
-                    out[dst + lane] = (np.uint64(words[src + lane]) >> sh) & mask
+            src = base + lanes * row
+            for lane in range(lanes):
+                out[dst + lane] = words[src + lane]
+        return
+    mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+    for row in range(T):
+        bit = row * W
+        k = bit // T
+        s = bit - k * T
+        dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+        src = base + lanes * k
+        sh = np.uint64(s)
+        if s + W <= T:
+            for lane in range(lanes):
+                out[dst + lane] = (np.uint64(words[src + lane]) >> sh) & mask
+        else:
+            sh2 = np.uint64(T - s)
+            src2 = src + lanes
+            for lane in range(lanes):
+                v = (np.uint64(words[src + lane]) >> sh) | (np.uint64(words[src2 + lane]) << sh2)
+                out[dst + lane] = v & mask
+
+
+@_Kernel
+def _k_fl_unpack(words, word_starts, widths, T, out):
+    # Chunk c (width widths[c], words from word_starts[c]) -> out[c*1024 : (c+1)*1024].
+    for c in range(widths.shape[0]):
+        _fl_unpack_one(words, word_starts[c], widths[c], T, out, c * 1024)
+
+
+@_Kernel
+def _k_ool_blocks(words, word_starts, word_counts, counts, W, T, scratch, out):
+    # OutOfLineBitpacking buffers back to back: buffer b holds counts[b] values in
+    # word_counts[b] words from word_starts[b]: whole 1024-value groups, then the tail either
+    # packed in one more (padded) group or as raw words. Returns -1, or the bad buffer.
+    wpc = 1024 * W // T
+    pos = 0
+    for b in range(counts.shape[0]):
+        n = counts[b]
+        full = n // 1024
+        tail = n - full * 1024
+        raw = tail > 0 and word_counts[b] == full * wpc + tail
+        need = full * wpc + (tail if raw else (wpc if tail > 0 else 0))
+        if word_counts[b] < need:
+            return b
+        base = word_starts[b]
+        for g in range(full):
+            _fl_unpack_one(words, base + g * wpc, W, T, out, pos)
+            pos += 1024
+        if tail > 0:
+            if raw:
+                for i in range(tail):
+                    out[pos + i] = words[base + full * wpc + i]
             else:
-                sh2 = np.uint64(T - s)
-                src2 = src + lanes
-                for lane in range(lanes):
-                    v = (np.uint64(words[src + lane]) >> sh) | (np.uint64(words[src2 + lane]) << sh2)
-                    out[dst + lane] = v & mask
+                _fl_unpack_one(words, base + full * wpc, W, T, scratch, 0)
+                for i in range(tail):
+                    out[pos + i] = scratch[i]
+            pos += tail
+    return -1
 
 
 @_Kernel
@@ -461,36 +494,19 @@ def out_of_line_bitpacking_decode_blocks(data, uncompressed_bits: int, width: in
     width = _check_width(width, T)
     w = dtype.itemsize
     raw = _byte_view(data)
-    starts = np.asarray(starts, dtype=np.int64)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
-    if np.any(starts % w) or np.any(sizes % w):
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if np.any((starts % w) | (sizes % w)):
         raise CorruptFileError(f"OutOfLineBitpacking buffers must be whole {T}-bit words")
-    n_words = sizes // w
-    full, tail = np.divmod(counts, FASTLANES_CHUNK)
-    wpc = fastlanes_words_per_chunk(width, T)
-    tail_raw = (tail > 0) & (n_words == full * wpc + tail)
-    groups = full + ((tail > 0) & ~tail_raw)
-    need = full * wpc + np.where(tail_raw, tail, np.where(tail > 0, wpc, 0))
-    if np.any(n_words < need):
-        i = int(np.argmax(n_words < need))
-        raise CorruptFileError(
-            f"OutOfLineBitpacking buffer {i} holds {int(n_words[i])} {T}-bit words; {int(counts[i])} values at "
-            f"width {width} need {int(need[i])}")
     words = _words(raw[: raw.size - raw.size % w], dtype, "OutOfLineBitpacking buffer")
-    first_group = np.cumsum(groups) - groups
-    group_of = np.repeat(np.arange(len(groups)), groups)
-    word_starts = starts[group_of] // w + (np.arange(int(groups.sum())) - first_group[group_of]) * wpc
-    decoded = _unpack_chunks(words, word_starts, np.full(len(word_starts), width, np.int64), dtype)
-    # each buffer: its packed values (whole groups, or up to its count), then a raw tail if any
-    packed = np.where(tail_raw, full * FASTLANES_CHUNK, counts)
-    lengths = np.stack([packed, np.where(tail_raw, tail, 0)], axis=1).reshape(-1) * w
-    src = np.stack([first_group * FASTLANES_CHUNK * w,
-                    decoded.nbytes + starts + full * wpc * w], axis=1).reshape(-1)
-    if not tail_raw.any():
-        return gather(decoded.view(np.uint8), src[0::2], lengths[0::2]).view(dtype)
-    combined = np.concatenate([decoded.view(np.uint8), raw])
-    return gather(combined, src, lengths).view(dtype)
+    out = np.empty(int(counts.sum()), dtype=dtype)
+    bad = _k_ool_blocks(words, starts // w, sizes // w, counts, width, T, np.empty(1024, dtype), out)
+    if bad >= 0:
+        raise CorruptFileError(
+            f"OutOfLineBitpacking buffer {bad} of {int(sizes[bad])} bytes is too short for {int(counts[bad])} "
+            f"values at width {width}")
+    return out
 
 
 def out_of_line_bitpacking_decode_py(buf, uncompressed_bits: int, width: int, num_values: int) -> np.ndarray:

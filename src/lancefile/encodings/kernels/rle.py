@@ -12,8 +12,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError
-from .gather import gather
-from ._common import _byte_view, _uint_dtype, _unsigned_view, _words
+from ._common import _byte_view, _Kernel, _uint_dtype, _unsigned_view, _words
 
 __all__ = ["rle_block_decode_many", "RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
 
@@ -92,34 +91,52 @@ def rle_block_encode(values) -> bytes:
     return struct.pack("<Q", vals.nbytes) + vals.tobytes() + lens.tobytes()
 
 
+@_Kernel
+def _k_rle_blocks(data, starts, sizes, counts, w, out):
+    # Block b: [u64 values_byte_len][runs x w bytes][runs x u8]; its first counts[b] values
+    # go to out (w bytes each). Returns -1, or the bad block (too short / runs too few).
+    pos = 0
+    for b in range(starts.shape[0]):
+        s = starts[b]
+        end = s + sizes[b]
+        if sizes[b] < 8:
+            return b
+        vbytes = 0
+        for k in range(8):
+            vbytes |= np.int64(data[s + k]) << (8 * k)
+        if vbytes < 0 or vbytes % w:
+            return b
+        runs = vbytes // w
+        if s + 8 + vbytes + runs > end:
+            return b
+        left = counts[b]
+        vals = s + 8
+        lens = s + 8 + vbytes
+        r = 0
+        while left > 0:
+            if r >= runs:
+                return b
+            take = min(np.int64(data[lens + r]), left)
+            for i in range(take):
+                for k in range(w):
+                    out[pos + k] = data[vals + r * w + k]
+                pos += w
+            left -= take
+            r += 1
+    return -1
+
+
 def rle_block_decode_many(data, bits: int, starts, sizes, counts) -> np.ndarray:
     """Many RLE block frames (``data[starts[i] : starts[i] + sizes[i]]``, ``counts[i]``
-    values each) decoded back to back in one vectorised pass."""
+    values each) decoded back to back in one compiled pass."""
     dtype = _uint_dtype(bits)
-    w = dtype.itemsize
     raw = _byte_view(data)
-    starts = np.asarray(starts, dtype=np.int64)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
-    if not len(starts):
-        return np.zeros(0, dtype)
-    if np.any(sizes < 8):
-        raise CorruptFileError("RLE block has no length header")
-    vbytes = gather(raw, starts, np.full(len(starts), 8, np.int64)).view("<u8").astype(np.int64)
-    runs = vbytes // w
-    if np.any(vbytes < 0) or np.any(vbytes % w) or np.any(8 + vbytes + runs > sizes):
-        raise CorruptFileError("RLE block values length does not fit its block")
-    values = gather(raw, starts + 8, vbytes).view(dtype)
-    lengths = gather(raw, starts + 8 + vbytes, runs).astype(np.int64)
-    covered = np.concatenate([[0], np.cumsum(lengths)])
-    ends = np.cumsum(runs)
-    per_block = covered[ends] - covered[ends - runs]
-    if np.any(per_block < counts):
-        i = int(np.argmax(per_block < counts))
-        raise CorruptFileError(f"RLE runs of block {i} cover {int(per_block[i])} values, {int(counts[i])} expected")
-    out = np.repeat(values, lengths)
-    if np.array_equal(per_block, counts):
-        return out
-    first = np.cumsum(per_block) - per_block
-    keep = np.arange(int(counts.sum())) + np.repeat(first - (np.cumsum(counts) - counts), counts)
-    return out[keep]
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    out = np.empty(int(counts.sum()) * dtype.itemsize, dtype=np.uint8)
+    bad = _k_rle_blocks(raw, starts, sizes, counts, dtype.itemsize, out)
+    if bad >= 0:
+        raise CorruptFileError(f"RLE block {bad} of {int(sizes[bad])} bytes is malformed or its runs cover "
+                               f"fewer than {int(counts[bad])} values")
+    return out.view(dtype)

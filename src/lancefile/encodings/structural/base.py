@@ -17,7 +17,7 @@ from ...errors import CorruptFileError
 from ...format.version import Grammar
 from ..arrowutil import range_indices
 from ..compressive.values import Values, to_arrow
-from .repdef import max_visible_def
+from .repdef import LIST, max_visible_def
 
 __all__ = ["Leaf", "PagePart", "EntrySpans", "select_part", "values_to_arrow"]
 
@@ -31,15 +31,12 @@ class Leaf:
     grammar: Grammar
     version: str  # "2.1", "2.2": for messages
 
-    @property
-    def max_rep(self) -> int:
-        from .repdef import LIST
+    max_rep: int = 0  # list layers (derived from ``shape``)
+    max_visible: int = 0  # canonical def levels up to this hold a value (derived from ``shape``)
 
-        return sum(kind == LIST for kind in self.shape)
-
-    @property
-    def max_visible(self) -> int:
-        return max_visible_def(list(self.shape))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_rep", sum(kind == LIST for kind in self.shape))
+        object.__setattr__(self, "max_visible", max_visible_def(list(self.shape)))
 
 
 @dataclass

@@ -25,13 +25,14 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
+from .. import kernels
 from ..compressive import Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock, miniblock_buffers
 from ..compressive.values import as_uint
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PagePart, select_part, values_to_arrow
-from .repdef import canonical_defs
+from .repdef import def_mapping, map_defs
 
 __all__ = ["MiniBlockPage"]
 
@@ -73,7 +74,7 @@ class MiniBlockPage:
         if leaf.max_rep and not self.has_rep:
             raise CorruptFileError(f"{where}: a page of a list field has no repetition levels")
         self.layers = list(msg.layers)
-        canonical_defs(None, self.layers, list(leaf.shape), where)  # checks the layers
+        self.lut = def_mapping(self.layers, list(leaf.shape), where)  # checks the layers
         self.word = g.chunk_word_bytes
         self.header = _pad8(2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers)
         self._chunks = None  # (offsets, sizes, counts, completed, partial), read on first use
@@ -231,51 +232,22 @@ class MiniBlockPage:
         base = np.concatenate([offsets[r] - offsets[r[0]] + b for r, b in zip(runs, run_base)])
         return data, base
 
-    def _u16(self, data: np.ndarray, at: np.ndarray) -> np.ndarray:
-        return data[at].astype(np.int64) | (data[at + 1].astype(np.int64) << 8)
-
     def _decode(self, page, chunk_ids, data, base, sizes, counts):
         """Levels (concatenated), level entries per chunk, and the values of the chunks."""
         ids = chunk_ids
-        n = len(ids)
         counts = counts[ids]
-        chunk_end = base + sizes[ids]
-        pos = base + 2
-        num_levels = self._u16(data, base) if n else np.zeros(0, np.int64)
-        rep_size = def_size = np.zeros(n, np.int64)
-        if self.has_rep:
-            rep_size, pos = self._u16(data, pos), pos + 2
-        if self.has_def:
-            def_size, pos = self._u16(data, pos), pos + 2
-        buf_sizes = np.empty((self.num_buffers, n), dtype=np.int64)
-        for k in range(self.num_buffers):
-            if self.word == 2:
-                buf_sizes[k] = self._u16(data, pos)
-            else:
-                buf_sizes[k] = self._u16(data, pos) | (self._u16(data, pos + 2) << 16)
-            pos = pos + self.word
-        at = base + self.header
-        rep_at = at
-        at = at + _pad8(rep_size)
-        def_at = at
-        at = at + _pad8(def_size)
-        buf_starts = np.empty_like(buf_sizes)
-        for k in range(self.num_buffers):
-            buf_starts[k] = at
-            at = at + _pad8(buf_sizes[k])
-        if np.any(at > chunk_end):
-            c = int(ids[np.argmax(at > chunk_end)])
-            raise page.error(f"chunk {c}'s buffers run past the chunk's end")
+        try:
+            num_levels, rep_at, rep_size, def_at, def_size, buf_starts, buf_sizes = kernels.miniblock_headers(
+                data, base, base + sizes[ids], self.has_rep, self.has_def, self.word, self.num_buffers)
+        except CorruptFileError as exc:
+            raise page.error(str(exc)) from None
         levels = self.has_rep or self.has_def
         entries = num_levels if levels else counts
         if levels and not self.leaf.max_rep and np.any(num_levels != counts):
             raise page.error("a chunk's level count differs from its value count in a page without lists")
         rep = self._levels(page, self.msg.rep_compression, data, rep_at, rep_size, num_levels) if self.has_rep else None
         defs = self._levels(page, self.msg.def_compression, data, def_at, def_size, num_levels) if self.has_def else None
-        if defs is not None:
-            defs = canonical_defs(defs, self.layers, list(self.leaf.shape), page.where)
-        elif self.leaf.max_rep or levels:
-            canonical_defs(None, self.layers, list(self.leaf.shape), page.where)
+        defs = map_defs(defs, self.lut, page.where)
         chunks = Chunks(data, buf_starts, buf_sizes, counts, page.where)
         values = decode_miniblock(self.msg.value_compression, chunks)
         return rep, defs, entries, values

@@ -48,7 +48,7 @@ import numpy as np
 from ...errors import CorruptFileError
 
 __all__ = ["Layer", "ITEM", "LIST", "canonical_defs", "canonical_base", "unravel", "Unraveled", "LayerLevels",
-           "is_list_layer", "max_visible_def", "page_max_visible"]
+           "is_list_layer", "max_visible_def", "page_max_visible", "def_mapping", "map_defs"]
 
 
 class Layer(enum.IntEnum):
@@ -126,20 +126,30 @@ def _lut(layers: list[int], shape: list[str], where: str) -> np.ndarray:
     return np.array(lut, dtype=np.uint16)
 
 
-def canonical_defs(defs: np.ndarray | None, layers: list[int], shape: list[str], where: str) -> np.ndarray | None:
-    """Map a page's def levels to the canonical numbering of ``shape`` (checks the layers)."""
-    lut = _lut(layers, shape, where)
+def def_mapping(layers: list[int], shape: list[str], where: str) -> np.ndarray:
+    """Check a page's layers against the field's shape; the page-def -> canonical-def table."""
+    return _lut(layers, shape, where)
+
+
+def map_defs(defs: np.ndarray | None, lut: np.ndarray, where: str) -> np.ndarray | None:
+    """Page def levels -> canonical ones through :func:`def_mapping`'s table (None: no nulls)."""
     if defs is None:
         return None
     if len(lut) == 1:
         if len(defs) and defs.max() != 0:
             raise CorruptFileError(f"{where}: definition level {int(defs.max())} in a page without nulls")
         return None
-    if len(defs) and int(defs.max()) >= len(lut):
-        raise CorruptFileError(f"{where}: definition level {int(defs.max())} is above the page's {len(lut) - 1}")
+    top = int(defs.max()) if len(defs) else 0
+    if top >= len(lut):
+        raise CorruptFileError(f"{where}: definition level {top} is above the page's {len(lut) - 1}")
     if np.array_equal(lut, np.arange(len(lut))):
         return defs
     return lut[defs]
+
+
+def canonical_defs(defs: np.ndarray | None, layers: list[int], shape: list[str], where: str) -> np.ndarray | None:
+    """Map a page's def levels to the canonical numbering of ``shape`` (checks the layers)."""
+    return map_defs(defs, _lut(layers, shape, where), where)
 
 
 @dataclass
