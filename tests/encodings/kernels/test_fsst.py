@@ -101,6 +101,29 @@ def test_fsst_decompress_matches_py(symbol_list, strings):
     np.testing.assert_array_equal(offs, poffs)
 
 
+@pytest.mark.parametrize("bad_half", [None, 0, 1])
+def test_fsst_decompress_in_two_halves(monkeypatch, bad_half):
+    """Large inputs decode on two threads: same bytes and offsets, errors name the right string."""
+    from lancefile.encodings.kernels import fsst as fsst_module
+
+    monkeypatch.setattr(fsst_module, "PARALLEL_FSST_BYTES", 16)
+    rng = np.random.default_rng(5)
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"cde", b"fghijklm"]))
+    raw = rng.integers(0, 3, 3000).astype(np.uint8)
+    raw[3::10] = 255  # escapes, each followed by a literal (never a string's last byte)
+    offsets = np.arange(0, 3001, 10)
+    if bad_half is not None:
+        raw[500 + 2000 * bad_half] = 9  # a code with no symbol, in string 50 or 250
+        raw[499 + 2000 * bad_half] = 0
+        with pytest.raises(CorruptFileError, match=f"FSST string {50 + 200 * bad_half} "):
+            k.fsst_decompress(raw, offsets, symbols, lengths)
+        return
+    data, offs = k.fsst_decompress(raw, offsets, symbols, lengths)
+    pdata, poffs = k.fsst_decompress_py(raw, offsets, symbols, lengths)
+    assert bytes(data) == bytes(pdata)
+    np.testing.assert_array_equal(offs, poffs)
+
+
 def _strings(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
     words = [b"lance", b"file", b"column", b"-", b"page", b"2024", b"zebra", b"\xff\xfe", b"chunk "]

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import _U64_ONES, _byte_view, _Kernel
+from ._common import run_parallel, _U64_ONES, _byte_view, _Kernel
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -102,24 +102,34 @@ def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
 
 
 @_Kernel
-def _k_fsst_fill(codes, offsets, sym_bytes, lens, out):
-    # Pass 2: write the strings; the input was validated by _k_fsst_measure.
+def _k_fsst_fill(codes, start, end, sym_u64, lens, out):
+    # Pass 2: write the strings (back to back) of codes[start:end]; the input was
+    # validated by _k_fsst_measure. A symbol's 8 bytes are always written (``out`` has 8
+    # bytes of slack) as shifts of one u64, which compiles to straight stores.
     pos = 0
-    for i in range(offsets.shape[0] - 1):
-        p = offsets[i]
-        end = offsets[i + 1]
-        while p < end:
-            c = codes[p]
-            if c == 255:
-                out[pos] = codes[p + 1]
-                pos += 1
-                p += 2
-            else:
-                # always copy 8 bytes (``out`` has 8 bytes of slack); only lens[c] count
-                for k in range(8):
-                    out[pos + k] = sym_bytes[c, k]
-                pos += lens[c]
-                p += 1
+    p = start
+    while p < end:
+        c = codes[p]
+        if c == 255:
+            out[pos] = codes[p + 1]
+            pos += 1
+            p += 2
+        else:
+            v = sym_u64[c]
+            out[pos] = v & 0xFF
+            out[pos + 1] = (v >> 8) & 0xFF
+            out[pos + 2] = (v >> 16) & 0xFF
+            out[pos + 3] = (v >> 24) & 0xFF
+            out[pos + 4] = (v >> 32) & 0xFF
+            out[pos + 5] = (v >> 40) & 0xFF
+            out[pos + 6] = (v >> 48) & 0xFF
+            out[pos + 7] = (v >> 56) & 0xFF
+            pos += lens[c]
+            p += 1
+
+
+# Below this many code bytes, one thread decodes (a thread costs more than it saves).
+PARALLEL_FSST_BYTES = 4 << 20
 
 
 _FSST_ERRORS = {
@@ -143,14 +153,30 @@ def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.nd
     sym_bytes, lens, n = _fsst_tables(symbols, lengths)
     if offsets.size == 0:
         return np.empty(0, np.uint8), np.zeros(1, np.int64)
-    out_offsets = np.empty(offsets.size, dtype=np.int64)
-    status, where = _k_fsst_measure(codes, offsets, lens, n, out_offsets)
-    if status:
-        raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
-    total = int(out_offsets[-1])
-    data = np.empty(total + 8, dtype=np.uint8)
-    _k_fsst_fill(codes, offsets, sym_bytes, lens, data)
-    return data[:total], out_offsets
+    sym_u64 = sym_bytes.view("<u8").reshape(-1)
+    # Large inputs are decoded in two halves on two threads (the kernels release the GIL).
+    halves = 2 if offsets[-1] - offsets[0] >= PARALLEL_FSST_BYTES and offsets.size > 2 else 1
+    cuts = [offsets.size * k // halves for k in range(halves)] + [offsets.size - 1]
+    parts = [(offsets[a : b + 1], np.empty(b - a + 1, dtype=np.int64)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+    def measure(part):
+        return _k_fsst_measure(codes, part[0], lens, n, part[1])
+
+    for k, (status, where) in enumerate(run_parallel(measure, parts)):
+        if status:
+            where += cuts[k]
+            raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
+    sizes = [int(o[-1]) for _, o in parts]
+    data = np.empty(sum(sizes) + 8, dtype=np.uint8)
+    starts = np.cumsum([0] + sizes)
+
+    def fill(k):
+        offs = parts[k][0]
+        _k_fsst_fill(codes, offs[0], offs[-1], sym_u64, lens, data[starts[k] : starts[k + 1] + 8])
+
+    run_parallel(fill, range(len(parts)))
+    out_offsets = np.concatenate([parts[0][1]] + [o[1:] + starts[k] for k, (_, o) in enumerate(parts) if k])
+    return data[: starts[-1]], out_offsets
 
 
 def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
