@@ -15,7 +15,13 @@ embeddings          ``id`` int64, ``vector`` fixed_size_list<float32>[768]      
 nested              ``id`` int64, ``items`` list<struct<x int64, y float32,      ~121
                     tag string>> (0-8 items, 5 % null lists)
 wide                1,000 float64 columns ``c0000``...``c0999``                 8,000
+one_page            ``vector`` fixed_size_list<float32>[128], 1 M rows at scale  512
+                    1, written in one ``write_batch`` (memory runs only)
 ==================  ==========================================================  ========
+
+``one_page`` is not in :data:`TABLES` (the timed tables): pylance 14.0.2 writes a single
+big ``write_batch`` at 2.1/2.2 as one page per column, so this table, materialised as one
+batch (:meth:`TableSpec.one_batch`), makes a file whose vector column is one 512 MB page.
 
 Example::
 
@@ -33,7 +39,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["TableSpec", "TABLES", "TARGET_MB", "BATCH_BYTES", "WIDE_COLUMNS"]
+__all__ = ["TableSpec", "TABLES", "ONE_PAGE", "spec", "TARGET_MB", "BATCH_BYTES", "WIDE_COLUMNS"]
 
 TARGET_MB = 200  # Arrow megabytes per table at scale 1.0
 BATCH_BYTES = 8 * 1024 * 1024  # Arrow bytes per generated batch
@@ -52,8 +58,11 @@ class TableSpec:
     schema: pa.Schema
     make: Callable[[np.random.Generator, int, int], pa.RecordBatch]  # (rng, first row, rows) -> batch
     one_column: str | None = None  # the column read by the one-column scan
+    full_rows: int | None = None  # rows at scale 1 (default: TARGET_MB of Arrow data)
 
     def rows_for(self, scale: float) -> int:
+        if self.full_rows is not None:
+            return max(1, int(self.full_rows * scale))
         return max(1, int(TARGET_MB * 1e6 * scale / self.bytes_per_row))
 
     def batch_rows(self) -> int:
@@ -68,6 +77,10 @@ class TableSpec:
 
     def table(self, rows: int, seed: int = 0) -> pa.Table:
         return pa.Table.from_batches(list(self.batches(rows, seed)), schema=self.schema)
+
+    def one_batch(self, rows: int, seed: int = 0) -> pa.RecordBatch:
+        """The whole table as a single batch (for one ``write_batch`` call)."""
+        return self.make(np.random.default_rng([seed, 0]), 0, rows)
 
 
 def _strings(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -147,10 +160,25 @@ _DIM = 768
 _EMB = pa.schema([("id", pa.int64()), ("vector", pa.list_(pa.float32(), _DIM))])
 
 
+def _vectors(rng: np.random.Generator, n: int, dim: int) -> pa.FixedSizeListArray:
+    vec = rng.standard_normal(n * dim, dtype=np.float32)
+    return pa.FixedSizeListArray.from_arrays(pa.array(vec), dim)
+
+
 def _embeddings(rng: np.random.Generator, start: int, n: int) -> pa.RecordBatch:
-    vec = rng.standard_normal(n * _DIM, dtype=np.float32)
-    fsl = pa.FixedSizeListArray.from_arrays(pa.array(vec), _DIM)
-    return pa.record_batch([pa.array(np.arange(start, start + n, dtype=np.int64)), fsl], schema=_EMB)
+    return pa.record_batch([pa.array(np.arange(start, start + n, dtype=np.int64)), _vectors(rng, n, _DIM)],
+                           schema=_EMB)
+
+
+# -- one page (memory runs only) -------------------------------------------------------------
+
+PAGE_DIM = 128
+PAGE_ROWS = 1_000_000  # x 512 bytes = one 512 MB page at scale 1
+_PAGE = pa.schema([("vector", pa.list_(pa.float32(), PAGE_DIM))])
+
+
+def _page(rng: np.random.Generator, start: int, n: int) -> pa.RecordBatch:
+    return pa.record_batch([_vectors(rng, n, PAGE_DIM)], schema=_PAGE)
 
 
 # -- nested --------------------------------------------------------------------------------
@@ -202,3 +230,11 @@ TABLES: dict[str, TableSpec] = {
                   one_column="c0777"),
     ]
 }
+
+ONE_PAGE = TableSpec("one_page", f"fixed_size_list<float32>[{PAGE_DIM}], written in one write_batch", 4 * PAGE_DIM,
+                     _PAGE, _page, full_rows=PAGE_ROWS)
+
+
+def spec(name: str) -> TableSpec:
+    """A timed table or ``one_page``, by name."""
+    return ONE_PAGE if name == ONE_PAGE.name else TABLES[name]

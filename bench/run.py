@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from . import libs as L
-from .data import TABLES
+from .data import ONE_PAGE, TABLES
 from .measure import machine, median, read_chars, rotate, run_child, timed
 from .report import write_report
 
@@ -27,13 +27,24 @@ TAKE_SIZES = (100, 10_000)
 MEMORY_TABLES = ("numeric", "strings_lowcard", "strings_text", "embeddings", "nested")
 MEMORY_FRACTIONS = (0.5, 1.0)  # a bounded writer or scanner peaks the same at both sizes
 NO_FSYNC = "+no-fsync"
+PAGE_VERSION = "2.2"  # the one-page memory run: pylance writes one page per column at 2.1/2.2
+PAGE_BATCH_SIZE = 1024
+
+
+def _table_versions(flag: str) -> list[str]:
+    from lancefile.format.version import VERSIONS
+
+    return [v.name for v in VERSIONS.values() if getattr(v, flag)]
+
+
+def readable_versions() -> list[str]:
+    """Every version lancefile can read, from its one version table (the default ``--versions``)."""
+    return _table_versions("readable")
 
 
 def writable_versions() -> list[str]:
-    """Every version lancefile can write, from its one version table."""
-    from lancefile.format.version import VERSIONS
-
-    return [v.name for v in VERSIONS.values() if v.writable]
+    """Every version lancefile can write; at the others only pylance and parquet write."""
+    return _table_versions("writable")
 
 
 def _suffix(lib: str) -> str:
@@ -46,6 +57,7 @@ class Runner:
         self.work = Path(args.workdir)
         self.records: list[dict] = []
         self.checks: list[str] = []
+        self.lf_writes = set(writable_versions())
         self.t_start = time.perf_counter()
 
     def log(self, msg: str) -> None:
@@ -56,6 +68,10 @@ class Runner:
             **extra) -> None:
         self.records.append({"table": table, "version": version, "op": op, "lib": lib, "times": times,
                              "median": median(times), "arrow_mb": mb, **extra})
+
+    def writes(self, lib: str, version: str) -> bool:
+        """Whether ``lib`` writes its own file at ``version`` (lancefile: only where it can)."""
+        return lib != "lancefile" or version in self.lf_writes
 
     def interleaved(self, libs: list[str], reps: int, fn) -> dict[str, list[float]]:
         """Run ``fn(lib, rep)`` (which returns seconds) ``reps`` times per library, interleaved."""
@@ -89,8 +105,10 @@ class Runner:
             finally:
                 os.fsync = fsync
 
-        self.log(f"{name} v{version}: write ({mb:.0f} MB, {rows:,} rows)")
-        runs = libs + ([f"lancefile{NO_FSYNC}"] if "lancefile" in libs else [])
+        # lancefile's write (and its no-fsync run) only at versions it writes: the report says n/a
+        writers = [lib for lib in libs if self.writes(lib, version)]
+        self.log(f"{name} v{version}: write ({mb:.0f} MB, {rows:,} rows) by {', '.join(writers)}")
+        runs = writers + ([f"lancefile{NO_FSYNC}"] if "lancefile" in writers else [])
         for lib, ts in self.interleaved(runs, a.repeat, write).items():
             real = lib.removesuffix(NO_FSYNC)
             op = "write" if lib == real else "write, no fsync"
@@ -98,7 +116,11 @@ class Runner:
 
         # Both Lance readers read the same file, the reference's: same pages, same bytes.
         read_paths = {lib: (paths["pylance"] if lib in L.LANCE_LIBS else paths[lib]) for lib in libs}
-        self._check(name, table, paths, read_paths)
+        self._check(name, version, table, {lib: paths[lib] for lib in writers})
+        # not timed: lancefile's first 2.1+ read in a process compiles (or loads) numba kernels
+        for lib in L.LANCE_LIBS:
+            if lib in libs:
+                L.LIBS[lib].scan(L.LIBS[lib].open(read_paths[lib]), SCAN_BATCH_SIZES[-1])
 
         for bs in SCAN_BATCH_SIZES:
             self.log(f"{name} v{version}: scan batch_size={bs}")
@@ -156,18 +178,22 @@ class Runner:
             for p in paths.values():
                 p.unlink(missing_ok=True)
 
-    def _check(self, name, table, paths, read_paths) -> None:
-        """Cross-check: lancefile and pylance read the same rows from each other's files."""
-        if not {"lancefile", "pylance"} <= set(paths):
+    def _check(self, name, version, table, written) -> None:
+        """Cross-check on sampled rows: lancefile reads pylance's file and its own; pylance reads
+        lancefile's. ``written``: lib -> the file it wrote (no lancefile file where it cannot write)."""
+        pairs = [(r, w) for r, w in (("lancefile", "pylance"), ("pylance", "lancefile"), ("lancefile", "lancefile"))
+                 if r in self.args.libs and w in written]
+        if not pairs:
             return
         idx = np.unique(np.linspace(0, table.num_rows - 1, min(50, table.num_rows)).astype(np.int64))
         want = table.take(idx)
-        for reader_lib, path_lib in (("lancefile", "pylance"), ("pylance", "lancefile"), ("lancefile", "lancefile")):
+        for reader_lib, path_lib in pairs:
             m = L.LIBS[reader_lib]
-            got = m.take(m.open(paths[path_lib]), idx)
+            got = m.take(m.open(written[path_lib]), idx)
             if not got.equals(want):
-                raise RuntimeError(f"{reader_lib} reading the {path_lib} file of {name} gave different rows")
-        self.checks.append(f"{name}: lancefile and pylance read back each other's files (sampled rows equal)")
+                raise RuntimeError(f"{reader_lib} reading the {path_lib} file of {name} v{version} gave different rows")
+        read = ["{} reads {} file".format(r, "its own" if r == w else w + "'s") for r, w in pairs]
+        self.checks.append(f"{name} v{version}: " + "; ".join(read) + " (sampled rows equal)")
 
     def _one_column(self, name, version, column, table, libs, read_paths) -> None:
         """Scan one column of the wide table: time, and bytes read (rchar; lancefile also counted)."""
@@ -216,29 +242,59 @@ class Runner:
 
     # -- memory -------------------------------------------------------------------------------
     def memory(self, version: str) -> None:
+        """A streaming write and a batch scan of its file, per library, each in a fresh process.
+        Where lancefile cannot write, it scans the file pylance wrote (its ``write`` is None)."""
         a = self.args
         tables = [t for t in a.tables if t in MEMORY_TABLES]
         if a.smoke:
             tables = tables[:1]
         fractions = (1.0,) if (a.quick or a.smoke) else MEMORY_FRACTIONS
+        libs = [lib for lib in a.libs if L.LIBS[lib].versioned or version == a.versions[0]]
+        libs.sort(key=lambda lib: not self.writes(lib, version))  # pylance's file before lancefile scans it
         for name in tables:
             spec = TABLES[name]
             for frac in fractions:
                 rows = max(1, int(spec.rows_for(a.scale) * frac))
-                for lib in a.libs:
-                    if not L.LIBS[lib].versioned and version != a.versions[0]:
-                        continue
-                    path = self.work / f"mem-{name}-{lib}.{_suffix(lib)}"
-                    self.log(f"memory: {name} x{frac} {lib}")
+                paths = {lib: self.work / f"mem-{name}-{lib}.{_suffix(lib)}" for lib in libs}
+                for lib in libs:
+                    own = self.writes(lib, version)
+                    path = paths[lib if own else "pylance"]
+                    self.log(f"memory: {name} x{frac} {lib}" + ("" if own else " (scan of pylance's file)"))
                     common = ["--lib", lib, "--table", name, "--rows", str(rows), "--path", str(path),
                               "--version", version]
-                    w = run_child(["memory", "--op", "write", *common])
+                    w = run_child(["memory", "--op", "write", *common]) if own else None
                     s = run_child(["memory", "--op", "scan", "--batch-size", str(SCAN_BATCH_SIZES[0]), *common])
                     self.records.append({"table": name, "version": version, "op": "memory", "lib": lib,
                                          "fraction": frac, "rows": rows, "write": w, "scan": s,
+                                         "file_by": lib if own else "pylance",
                                          "arrow_mb": rows * spec.bytes_per_row / 1e6,
                                          "file_mb": path.stat().st_size / 1e6})
-                    path.unlink(missing_ok=True)
+                for p in paths.values():
+                    p.unlink(missing_ok=True)
+
+    def one_page(self) -> dict:
+        """Peak memory of scanning one big page: pylance writes ONE_PAGE in a single write_batch
+        at PAGE_VERSION (one page per column), then each Lance reader scans it in a fresh process."""
+        import lance.file
+
+        a = self.args
+        rows = ONE_PAGE.rows_for(a.scale)
+        path = self.work / "one-page.lance"
+        common = ["--table", ONE_PAGE.name, "--rows", str(rows), "--path", str(path), "--version", PAGE_VERSION]
+        self.log(f"memory: one page, {rows:,} rows written by pylance at {PAGE_VERSION} in one write_batch")
+        w = run_child(["memory", "--op", "write-one-batch", "--lib", "pylance", *common])
+        meta = lance.file.LanceFileReader(str(path)).metadata()
+        pages = [[sum(b.size for b in p.buffers) for p in c.pages] for c in meta.columns]
+        out = {"version": PAGE_VERSION, "rows": rows, "arrow_mb": rows * ONE_PAGE.bytes_per_row / 1e6,
+               "file_mb": path.stat().st_size / 1e6, "page_bytes": pages, "batch_size": PAGE_BATCH_SIZE,
+               "write": {"pylance": w}, "scan": {}}
+        for lib in L.LANCE_LIBS:
+            if lib in a.libs:
+                self.log(f"memory: one page, {lib} scan")
+                out["scan"][lib] = run_child(["memory", "--op", "scan", "--lib", lib,
+                                              "--batch-size", str(PAGE_BATCH_SIZE), *common])
+        path.unlink(missing_ok=True)
+        return out
 
     # -- start-up -----------------------------------------------------------------------------
     def startup(self) -> dict:
@@ -258,11 +314,13 @@ class Runner:
         runs = [("lancefile", "cold numba cache", {"NUMBA_CACHE_DIR": str(cache)}),
                 ("lancefile", "warm numba cache", {"NUMBA_CACHE_DIR": str(cache)}),
                 ("pylance", "", {}), ("parquet", "", {})]
+        # every library writes its small table there: a version lancefile writes
+        version = next((v for v in a.versions if v in self.lf_writes), writable_versions()[0])
         for lib, label, env in runs:
             if lib not in a.libs:
                 continue
             self.log(f"first call: {lib} {label}")
-            args = ["first-call", "--lib", lib, "--dir", str(d), "--version", a.versions[0]]
+            args = ["first-call", "--lib", lib, "--dir", str(d), "--version", version]
             args += ["--kernels"] if lib == "lancefile" and not a.smoke else []  # compiling takes seconds
             out["first_call"][f"{lib} ({label})" if label else lib] = run_child(args, env=env)
             for f in d.iterdir():
@@ -274,7 +332,8 @@ class Runner:
         a = self.args
         info = machine()
         info["config"] = {k: v for k, v in vars(a).items() if k not in ("workdir", "out", "silent")}
-        result: dict = {"machine": info, "records": self.records, "checks": self.checks}
+        result: dict = {"machine": info, "records": self.records, "checks": self.checks,
+                        "lancefile_reads": readable_versions(), "lancefile_writes": writable_versions()}
         for name in a.tables:
             spec = TABLES[name]
             rows = spec.rows_for(a.scale)
@@ -286,6 +345,8 @@ class Runner:
         if not a.no_memory:
             for version in a.versions:
                 self.memory(version)
+            if PAGE_VERSION in a.versions:
+                result["one_page"] = self.one_page()
         if not a.no_startup:
             result["startup"] = self.startup()
         info["loadavg_end"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -304,7 +365,9 @@ def parse_args(argv=None):
                    help="repetitions of takes, ranges, opens and the one-column scan (default 7)")
     p.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated subset of {','.join(TABLES)}")
     p.add_argument("--libs", default=",".join(L.LIBS), help="comma-separated subset of lancefile,pylance,parquet")
-    p.add_argument("--versions", default=None, help="Lance versions (default: every version lancefile writes)")
+    p.add_argument("--versions", default=None,
+                   help="Lance versions (default: every version lancefile reads; where it cannot write, "
+                        "its write is n/a and it reads pylance's file)")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory subprocesses")
     p.add_argument("--no-startup", action="store_true", help="skip import time and first-call latency")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent),
@@ -321,7 +384,10 @@ def parse_args(argv=None):
         a.repeat_fast = 1 if a.smoke else 7
     a.tables = [t for t in a.tables.split(",") if t]
     a.libs = [x for x in a.libs.split(",") if x]
-    a.versions = writable_versions() if a.versions is None else [v for v in a.versions.split(",") if v]
+    a.versions = readable_versions() if a.versions is None else [v for v in a.versions.split(",") if v]
+    for v in a.versions:
+        if v not in readable_versions():
+            p.error(f"lancefile does not read Lance {v} (it reads {', '.join(readable_versions())})")
     for t in a.tables:
         if t not in TABLES:
             p.error(f"unknown table {t!r}")

@@ -1,7 +1,9 @@
 """The benchmark suite (``python -m bench``) still runs: a smoke run on tiny tables.
 
 Not a timed test: it checks that every table, library and operation produced a sane
-result and that the report was written, never how fast anything was.
+result at every version lancefile reads (2.1/2.2 reads of pylance's files, no lancefile
+write where it cannot write), that the one-page memory run happened, and that the report
+was written; never how fast anything was.
 """
 
 from __future__ import annotations
@@ -31,27 +33,55 @@ def test_bench_smoke_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
 
     from bench.data import TABLES
-    from bench.run import writable_versions
+    from bench.run import readable_versions, writable_versions
 
     result = json.loads((out / "results.json").read_text())
     records = [r for r in result["records"] if r["op"] != "memory"]
-    for version in writable_versions():
+    readable, writable = readable_versions(), writable_versions()
+    assert {"2.0", "2.1", "2.2"} <= set(readable)  # the default --versions: every version lancefile reads
+    assert result["lancefile_writes"] == writable
+
+    def found(table, version, op, lib):
+        return [r for r in records if (r["table"], r["version"], r["op"], r["lib"]) == (table, version, op, lib)]
+
+    for version in readable:
         for table in TABLES:
-            for op in ("write", "scan bs=1024", "scan bs=65536", "take 100", "take 10000", "read_range 1%", "open"):
+            # every read, by both Lance readers (of pylance's file), at every version
+            for op in ("scan bs=1024", "scan bs=65536", "take 100", "take 10000", "read_range 1%", "open"):
                 for lib in ("lancefile", "pylance"):
-                    got = [r for r in records if (r["table"], r["version"], r["op"], r["lib"]) == (table, version, op, lib)]
+                    got = found(table, version, op, lib)
                     assert len(got) == 1, (table, version, op, lib)
                     assert all(t > 0 and math.isfinite(t) for t in got[0]["times"])
                 assert any(r["table"] == table and r["op"] == op and r["lib"] == "parquet" for r in records)
-    assert any(r["op"] == "scan 1 column" and r["lib"] == "lancefile" and r["counted"] for r in records)
+            assert len(found(table, version, "write", "pylance")) == 1
+            # lancefile writes only where it can; elsewhere the report says n/a
+            for op in ("write", "write, no fsync"):
+                assert len(found(table, version, op, "lancefile")) == (version in writable), (table, version, op)
+        one = found("wide", version, "scan 1 column", "lancefile")
+        assert len(one) == 1 and one[0]["counted"], version
     mem = [r for r in result["records"] if r["op"] == "memory"]
     assert {r["lib"] for r in mem} == {"lancefile", "pylance", "parquet"}
-    assert all(r["write"]["peak_mb"] > 0 and r["scan"]["peak_mb"] > 0 for r in mem)
+    assert {r["version"] for r in mem} == set(readable)
+    for r in mem:
+        assert r["scan"]["peak_mb"] > 0
+        if r["lib"] == "lancefile" and r["version"] not in writable:
+            assert r["write"] is None and r["file_by"] == "pylance"  # it scanned pylance's file
+        else:
+            assert r["write"]["peak_mb"] > 0
+    page = result["one_page"]  # one page written by pylance in one write_batch, scanned by both
+    assert page["version"] == "2.2" and [len(c) for c in page["page_bytes"]] == [1]
+    assert set(page["scan"]) == {"lancefile", "pylance"} and all(m["peak_mb"] > 0 for m in page["scan"].values())
     assert result["startup"]["import"]["lancefile"]["numba_imported"] is False  # numba stays off the import path
     assert result["checks"]  # the libraries read each other's files back
 
     text = (out / "RESULTS.md").read_text()
     assert "ratios to pylance" in text and "## Start-up" in text and "targets" in text
+    for version in readable:
+        assert f"## Lance {version}: targets" in text
+    if set(readable) - set(writable):
+        assert f"n/a (lancefile writes {', '.join(writable)} only)" in text
+    assert "## File sizes across versions" in text
+    assert "2.2 scan of a 512 MB page: peak memory growth ≤ 128 MB" in text
     assert text == proc.stdout  # what is printed is what is written
     for table in TABLES:
         assert f"| {table} " in text
