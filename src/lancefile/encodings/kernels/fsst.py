@@ -103,17 +103,25 @@ def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
 
 @_Kernel
 def _k_fsst_fill(codes, start, end, sym_u64, lens, out):
-    # Pass 2: write the strings (back to back) of codes[start:end]; the input was
-    # validated by _k_fsst_measure. A symbol's 8 bytes are always written (``out`` has 8
-    # bytes of slack) as shifts of one u64, which compiles to straight stores.
+    # Pass 2: write the strings (back to back) of codes[start:end] into all of ``out``; the
+    # input was validated by _k_fsst_measure. A symbol's 8 bytes are written at once (as
+    # shifts of one u64: straight stores) while 8 bytes fit in ``out``, then byte by byte,
+    # so a half decoded on another thread never writes into its neighbour's bytes.
     pos = 0
     p = start
+    limit = out.shape[0] - 8
     while p < end:
         c = codes[p]
         if c == 255:
             out[pos] = codes[p + 1]
             pos += 1
             p += 2
+        elif pos > limit:
+            v = sym_u64[c]
+            for k in range(lens[c]):
+                out[pos + k] = (v >> (8 * k)) & 0xFF
+            pos += lens[c]
+            p += 1
         else:
             v = sym_u64[c]
             out[pos] = v & 0xFF
@@ -167,16 +175,16 @@ def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.nd
             where += cuts[k]
             raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
     sizes = [int(o[-1]) for _, o in parts]
-    data = np.empty(sum(sizes) + 8, dtype=np.uint8)
+    data = np.empty(sum(sizes), dtype=np.uint8)
     starts = np.cumsum([0] + sizes)
 
     def fill(k):
         offs = parts[k][0]
-        _k_fsst_fill(codes, offs[0], offs[-1], sym_u64, lens, data[starts[k] : starts[k + 1] + 8])
+        _k_fsst_fill(codes, offs[0], offs[-1], sym_u64, lens, data[starts[k] : starts[k + 1]])
 
     run_parallel(fill, range(len(parts)))
     out_offsets = np.concatenate([parts[0][1]] + [o[1:] + starts[k] for k, (_, o) in enumerate(parts) if k])
-    return data[: starts[-1]], out_offsets
+    return data, out_offsets
 
 
 def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
