@@ -181,13 +181,19 @@ class MiniBlockPage:
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
         rep, defs, entries, values = self._decode(page, chunk_ids, data, base, sizes, counts)
         spans = self._spans(sel, chunk_ids, rep, entries, counts, completed)
-        if self.has_dict:
-            values = self._resolve_dictionary(page, values, defs)
-        else:
+        if not self.has_dict:
             values = values_to_arrow(values, self.leaf.dtype, page.where)
-        return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
+            return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
+        # dictionary indices: cut the rows out first, then look up only their values
+        bits = getattr(values, "bits", 0)
+        if bits not in (8, 16, 32, 64):
+            raise page.error("dictionary indices must be 8, 16, 32 or 64-bit integers")
+        indices = pa.array(as_uint(values, bits, f"{page.where}: dictionary indices"))
+        part = select_part(rep, defs, indices, spans, self.leaf, sel.count, page.where)
+        part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), part.defs)
+        return part
 
-    def _resolve_dictionary(self, page: PageData, values, defs) -> pa.Array:
+    def _resolve_dictionary(self, page: PageData, indices: np.ndarray, defs) -> pa.Array:
         """Dictionary indices -> the leaf's values (or a DictionaryArray for dictionary fields)."""
         dtype = self.leaf.dtype
         is_dict = pa.types.is_dictionary(dtype)
@@ -198,10 +204,7 @@ class MiniBlockPage:
             return values_to_arrow(items, dtype.value_type if is_dict else dtype, page.where)
 
         items = page.cached("dictionary", load)
-        bits = getattr(values, "bits", 0)
-        if bits not in (8, 16, 32, 64):
-            raise page.error("dictionary indices must be 8, 16, 32 or 64-bit integers")
-        idx = as_uint(values, bits, f"{page.where}: dictionary indices").astype(np.int64)
+        idx = indices.astype(np.int64)
         bad = idx >= n
         if bad.any():
             if defs is not None:  # indices under nulls are garbage: only valid ones must be in range
