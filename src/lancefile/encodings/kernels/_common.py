@@ -115,9 +115,43 @@ def _compile_helpers(fn, numba) -> None:
     g = fn.__globals__
     for name in fn.__code__.co_names:
         helper = g.get(name)
-        if getattr(helper, "_lancefile_helper", False) and not hasattr(helper, "py_func"):
+        make = getattr(helper, "_lancefile_intrinsic", None)
+        if make is not None:
+            g[name] = make()
+        elif getattr(helper, "_lancefile_helper", False) and not hasattr(helper, "py_func"):
             _compile_helpers(helper, numba)
             g[name] = numba.njit(cache=True, nogil=True)(helper)
+
+
+def store_u64(out, pos, value) -> None:
+    """Write ``value`` as 8 little-endian bytes at ``out[pos]`` (any alignment).
+
+    Compiled kernels get one unaligned 8-byte store instead (an LLVM intrinsic, made when
+    the first kernel that calls it compiles); this plain version is the reference.
+    """
+    for k in range(8):
+        out[pos + k] = (value >> (8 * k)) & 0xFF
+
+
+def _make_store_u64():
+    import llvmlite.ir as ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _store_u64(typingctx, arr, idx, val):
+        def codegen(context, builder, signature, args):
+            arr_v, idx_v, val_v = args
+            ary = context.make_array(signature.args[0])(context, builder, arr_v)
+            ptr = builder.bitcast(builder.gep(ary.data, [idx_v]), ir.IntType(64).as_pointer())
+            builder.store(context.cast(builder, val_v, signature.args[2], types.uint64), ptr).align = 1
+
+        return types.void(arr, idx, val), codegen
+
+    return _store_u64
+
+
+store_u64._lancefile_intrinsic = _make_store_u64
 
 
 # --------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import run_parallel, _U64_ONES, _byte_view, _Kernel
+from ._common import _U64_ONES, _byte_view, _Kernel, run_parallel, store_u64
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -104,9 +104,9 @@ def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
 @_Kernel
 def _k_fsst_fill(codes, start, end, sym_u64, lens, out):
     # Pass 2: write the strings (back to back) of codes[start:end] into all of ``out``; the
-    # input was validated by _k_fsst_measure. A symbol's 8 bytes are written at once (as
-    # shifts of one u64: straight stores) while 8 bytes fit in ``out``, then byte by byte,
-    # so a half decoded on another thread never writes into its neighbour's bytes.
+    # input was validated by _k_fsst_measure. A symbol's 8 bytes are stored at once (one
+    # unaligned store) while 8 bytes fit in ``out``, then byte by byte, so a half decoded on
+    # another thread never writes into its neighbour's bytes.
     pos = 0
     p = start
     limit = out.shape[0] - 8
@@ -123,15 +123,7 @@ def _k_fsst_fill(codes, start, end, sym_u64, lens, out):
             pos += lens[c]
             p += 1
         else:
-            v = sym_u64[c]
-            out[pos] = v & 0xFF
-            out[pos + 1] = (v >> 8) & 0xFF
-            out[pos + 2] = (v >> 16) & 0xFF
-            out[pos + 3] = (v >> 24) & 0xFF
-            out[pos + 4] = (v >> 32) & 0xFF
-            out[pos + 5] = (v >> 40) & 0xFF
-            out[pos + 6] = (v >> 48) & 0xFF
-            out[pos + 7] = (v >> 56) & 0xFF
+            store_u64(out, pos, sym_u64[c])
             pos += lens[c]
             p += 1
 
