@@ -21,13 +21,15 @@ chunks), decodes them in one pass, then cuts the rows out.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
 from .. import kernels
 from ..compressive import Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock, miniblock_buffers
-from ..compressive.values import as_uint
+from ..compressive.values import Fixed, as_uint
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
@@ -78,6 +80,12 @@ class MiniBlockPage:
         self.word = g.chunk_word_bytes
         self.header = _pad8(2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers)
         self._chunks = None  # (offsets, sizes, counts, completed, partial), read on first use
+        # plain pages (no levels, no dictionary, flat whole-byte values): ranges skip the decoder
+        vc = msg.value_compression
+        self.plain_width = (vc.flat.bits_per_value // 8 if vc.WhichOneof("compression") == "flat"
+                            and not vc.flat.HasField("data") and vc.flat.bits_per_value % 8 == 0
+                            and not (self.has_rep or self.has_def or self.has_dict) else 0)
+        self._first_rows = None  # plain pages: each chunk's first row, as a Python list
 
     # -- chunk metadata ------------------------------------------------------------------
     def _buffers_needed(self) -> int:
@@ -176,6 +184,8 @@ class MiniBlockPage:
 
     # -- decoding --------------------------------------------------------------------------------
     def read(self, sel: Selection, page: PageData) -> PagePart:
+        if self.plain_width and sel.is_range:
+            return self._read_plain(sel, page)
         offsets, sizes, counts, completed, partial = self.chunks(page)
         chunk_ids = self._plan(sel, page)
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
@@ -192,6 +202,36 @@ class MiniBlockPage:
         part = select_part(rep, defs, indices, spans, self.leaf, sel.count, page.where)
         part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), part.defs)
         return part
+
+    def _read_plain(self, sel: Selection, page: PageData) -> PagePart:
+        """A row range of a plain page: the values' bytes copied straight out of the chunks.
+
+        Every chunk is ``[u16 0][u16|u32 size][pad to 8][values][pad]``: the values start
+        ``header`` bytes in, and the header must say so (checked for every chunk read).
+        """
+        offsets, sizes, counts, _, _ = self.chunks(page)
+        if self._first_rows is None:
+            self._first_rows = (np.cumsum(counts) - counts).tolist()
+        first = self._first_rows
+        c0 = bisect_right(first, sel.start) - 1
+        c1 = bisect_right(first, sel.stop - 1) - 1
+        start = int(offsets[c0])
+        data = np.frombuffer(page.read_range(_DATA, start, int(offsets[c1] + sizes[c1]) - start), np.uint8)
+        w = self.plain_width
+        ids = slice(c0, c1 + 1)
+        base = offsets[ids] - start
+        heads = data[base[:, None] + np.arange(self.header)[None, :]]  # (chunks, header bytes)
+        size_word = heads[:, 2:2 + self.word].copy().view(f"<u{self.word}").reshape(-1)
+        n = counts[ids]
+        if heads[:, :2].any() or np.any(size_word != n * w) or np.any(self.header + n * w > sizes[ids]):
+            raise page.error("a chunk of a plain page does not hold its values where its header says")
+        skip = np.zeros(len(n), np.int64)
+        skip[0] = sel.start - first[c0]
+        take = n - skip
+        take[-1] = sel.stop - first[c1] - skip[-1]
+        out = kernels.gather_bytes(data, base + self.header + skip * w, take * w)
+        values = values_to_arrow(Fixed(out, 8 * w, sel.count), self.leaf.dtype, page.where)
+        return PagePart(None, None, values, sel.count)
 
     def _resolve_dictionary(self, page: PageData, indices: np.ndarray, defs) -> pa.Array:
         """Dictionary indices -> the leaf's values (or a DictionaryArray for dictionary fields)."""
