@@ -19,6 +19,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``fullzip``: splitting full-zip pages into control words and values.
 * ``gather``: many byte ranges copied into one array.
 * ``miniblock``: mini-block chunk headers.
+* ``levels``: repetition/definition levels to list offsets.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
 
 Every public name (and every ``_py`` twin) is re-exported here, so
@@ -38,7 +39,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, miniblock, rle
+from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -78,6 +79,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py
 from .gather import gather as gather_bytes
+from .levels import list_layer
 from .miniblock import miniblock_headers
 from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
 
@@ -89,6 +91,7 @@ __all__ += fsst.__all__
 __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
+__all__ += levels.__all__
 __all__ += ["gather_bytes"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__

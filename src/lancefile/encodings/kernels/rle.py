@@ -94,7 +94,8 @@ def rle_block_encode(values) -> bytes:
 @_Kernel
 def _k_rle_blocks(data, starts, sizes, counts, w, out):
     # Block b: [u64 values_byte_len][runs x w bytes][runs x u8]; its first counts[b] values
-    # go to out (w bytes each). Returns -1, or the bad block (too short / runs too few).
+    # go to ``out`` (typed: w bytes a value). Returns -1, or the bad block (too short / runs
+    # too few).
     pos = 0
     for b in range(starts.shape[0]):
         s = starts[b]
@@ -116,11 +117,13 @@ def _k_rle_blocks(data, starts, sizes, counts, w, out):
         while left > 0:
             if r >= runs:
                 return b
+            v = 0
+            for k in range(w):
+                v |= np.int64(data[vals + r * w + k]) << (8 * k)
             take = min(np.int64(data[lens + r]), left)
             for i in range(take):
-                for k in range(w):
-                    out[pos + k] = data[vals + r * w + k]
-                pos += w
+                out[pos + i] = v
+            pos += take
             left -= take
             r += 1
     return -1
@@ -134,9 +137,9 @@ def rle_block_decode_many(data, bits: int, starts, sizes, counts) -> np.ndarray:
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     sizes = np.ascontiguousarray(sizes, dtype=np.int64)
     counts = np.ascontiguousarray(counts, dtype=np.int64)
-    out = np.empty(int(counts.sum()) * dtype.itemsize, dtype=np.uint8)
+    out = np.empty(int(counts.sum()), dtype=dtype)
     bad = _k_rle_blocks(raw, starts, sizes, counts, dtype.itemsize, out)
     if bad >= 0:
         raise CorruptFileError(f"RLE block {bad} of {int(sizes[bad])} bytes is malformed or its runs cover "
                                f"fewer than {int(counts[bad])} values")
-    return out.view(dtype)
+    return out

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import CorruptFileError
+from .. import kernels
 
 __all__ = ["Layer", "ITEM", "LIST", "canonical_defs", "canonical_base", "unravel", "Unraveled", "LayerLevels",
            "is_list_layer", "max_visible_def", "page_max_visible", "def_mapping", "map_defs"]
@@ -203,15 +204,9 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
             continue
         # a list: valid unless null here or above (an empty list, base + 2, is valid)
         valid = None if d is None or not len(d) or d.max() <= base else (d <= base) | (d == base + 2)
-        starts = rep >= depth - 1 if depth > 1 else np.ones(n, dtype=bool)
-        if defs is not None:
-            starts &= defs <= base
-        children = np.flatnonzero(starts)
-        # a list's offset = children that start before the list's own first entry
-        before = np.cumsum(starts) - starts
-        offsets = np.empty((n if pos is None else len(pos)) + 1, dtype=np.int64)
-        offsets[:-1] = before if pos is None else before[pos]
-        offsets[-1] = len(children)
+        # children start at entries with rep >= depth - 1 defined through the list; a list's
+        # offset = children that start before the list's own first entry
+        children, offsets = kernels.list_layer(rep, defs, depth, base, pos)
         out.append(LayerLevels(LIST, valid, offsets))
         pos = children
         depth -= 1
