@@ -329,10 +329,11 @@ class LanceFileReader:
     def _range_batches(self, start: int, stop: int, batch_size: int):
         cache: dict = {}
         row_bytes, floor, target = self._chunk_plan()
-        first = True
+        # the first chunk is a quarter size: it measures the decoded size of a row, unless
+        # every projected type is fixed-width (the size is then known exactly)
+        first = not all(_is_fixed_width(f.type) for f in self._storage_schema)
         pos = start
         while pos < stop:
-            # the first chunk is a quarter size: it measures the decoded size of a row
             chunk = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
             end = min(stop, pos + chunk)
             batch = self._read_selection(Selection.of_range(pos, end), cache)
@@ -511,6 +512,20 @@ def _read_parallel(readers, sel: Selection, cache: dict) -> list[pa.Array]:
     finally:
         wait(futures)  # never leave work running on the page cache after an error
     return mine + [a for f in futures for a in f.result()]
+
+
+def _is_fixed_width(t: pa.DataType) -> bool:
+    """Whether every value of ``t`` takes the same number of bytes (no offsets, no dictionary)."""
+    if pa.types.is_fixed_size_list(t):
+        return _is_fixed_width(t.value_type)
+    if pa.types.is_struct(t):
+        return all(_is_fixed_width(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_dictionary(t):
+        return False
+    try:
+        return t.bit_width > 0
+    except ValueError:
+        return False
 
 
 def _min_row_bytes(t: pa.DataType) -> float:

@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel
 
-__all__ = ["miniblock_headers"]
+__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values"]
 
 
 @_Kernel
@@ -74,3 +74,68 @@ def miniblock_headers(data, base, ends, has_rep: bool, has_def: bool, word: int,
     if bad >= 0:
         raise CorruptFileError(f"mini-block chunk {bad} of the read: its header or buffers run past its end")
     return (*out, buf_at, buf_size)
+
+
+@_Kernel
+def _k_chunk_words(words, num_items, offsets, sizes, counts):
+    # word = ((chunk_bytes / 8 - 1) << 4) | log2(values); the last chunk holds the rest of
+    # num_items. Returns the values in chunks before the last (to check against num_items).
+    pos = 0
+    before = 0
+    n = words.shape[0]
+    for c in range(n):
+        w = np.int64(words[c])
+        sizes[c] = ((w >> 4) + 1) * 8
+        offsets[c] = pos
+        pos += sizes[c]
+        counts[c] = np.int64(1) << (w & 0xF)
+        if c < n - 1:
+            before += counts[c]
+    if n:
+        counts[n - 1] = num_items - before
+    return before
+
+
+def miniblock_chunk_words(raw, word: int, num_items: int):
+    """``(offsets, sizes, counts)`` of a page's chunks from its chunk-metadata words (u16 or
+    u32). The last chunk's count is what remains of ``num_items`` (negative: corrupt)."""
+    words = np.frombuffer(raw, dtype=f"<u{word}") if not isinstance(raw, np.ndarray) else raw.view(f"<u{word}")
+    n = len(words)
+    offsets, sizes, counts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    _k_chunk_words(words, num_items, offsets, sizes, counts)
+    return offsets, sizes, counts
+
+
+@_Kernel
+def _k_plain_values(data, base, counts, header, word, width, skip, total, out):
+    # Plain chunks: [u16 0][size word = count*width][pad][values]. Copies values from
+    # chunk 0 (skipping ``skip``) on until ``total`` values; returns -1, or the bad chunk.
+    pos = 0
+    for c in range(base.shape[0]):
+        b = base[c]
+        n = counts[c]
+        if b + header + n * width > data.shape[0] or data[b] != 0 or data[b + 1] != 0:
+            return c
+        size = np.int64(0)
+        for k in range(word):
+            size |= np.int64(data[b + 2 + k]) << (8 * k)
+        if size != n * width:
+            return c
+        first = skip if c == 0 else 0
+        m = min(n - first, total - pos)
+        src = b + header + first * width
+        out[pos * width : (pos + m) * width] = data[src : src + m * width]
+        pos += m
+    return -1
+
+
+def miniblock_plain_values(data, base, counts, header: int, word: int, width: int, skip: int, total: int):
+    """Values of plain mini-block chunks (no levels, one flat buffer of ``width``-byte values):
+    ``total`` values starting ``skip`` values into the first chunk, headers checked."""
+    raw = _byte_view(data)
+    out = np.empty(total * width, dtype=np.uint8)
+    bad = _k_plain_values(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64),
+                          header, word, width, skip, total, out)
+    if bad >= 0:
+        raise CorruptFileError(f"chunk {bad} of the read does not hold its values where its header says")
+    return out

@@ -8,6 +8,7 @@ the values of their visible entries as an Arrow array of the leaf's type. The fi
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..arrowutil import range_indices
 from ..compressive.values import Values, to_arrow
 from .repdef import LIST, max_visible_def
 
-__all__ = ["Leaf", "PagePart", "EntrySpans", "select_part", "values_to_arrow"]
+__all__ = ["Leaf", "PagePart", "EntrySpans", "PageLayoutBase", "select_part", "values_to_arrow"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,27 @@ class Leaf:
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_rep", sum(kind == LIST for kind in self.shape))
         object.__setattr__(self, "max_visible", max_visible_def(list(self.shape)))
+
+
+class PageLayoutBase:
+    """What page-layout decoders share: built (and checked) once per distinct encoding.
+
+    Pages whose encodings are byte-identical (a wide table's columns, a column's pages)
+    share one parsed and checked decoder: :meth:`for_page` copies it with the page's own
+    row count, message prefix and empty per-page state (see :meth:`_reset`).
+    """
+
+    rows: int
+    where: str
+
+    def for_page(self, rows: int, where: str):
+        new = copy.copy(self)
+        new.rows, new.where = rows, where
+        new._reset()
+        return new
+
+    def _reset(self) -> None:
+        """Forget per-page state (chunk metadata, decoded levels...)."""
 
 
 @dataclass

@@ -19,7 +19,7 @@ from ...errors import CorruptFileError, UnsupportedEncodingError
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import Leaf, PagePart
+from .base import Leaf, PageLayoutBase, PagePart
 from .repdef import ITEM, canonical_defs
 
 __all__ = ["BlobPage"]
@@ -28,7 +28,7 @@ _DESCRIPTOR = pa.struct([("position", pa.uint64()), ("size", pa.uint64())])
 
 
 @LAYOUT.register("blob_layout")
-class BlobPage:
+class BlobPage(PageLayoutBase):
     def __init__(self, msg, leaf: Leaf, page_rows: int, where: str) -> None:
         if leaf.max_rep:
             raise UnsupportedEncodingError(f"{where}: blob columns inside lists are not supported "
@@ -43,6 +43,11 @@ class BlobPage:
         if cls is BlobPage:
             raise CorruptFileError(f"{where}: a blob page inside a blob page")
         self.inner = cls(sub, inner_leaf, page_rows, where)
+
+    def for_page(self, rows: int, where: str):
+        new = super().for_page(rows, where)
+        new.inner = self.inner.for_page(rows, where)
+        return new
 
     def read(self, sel: Selection, page: PageData) -> PagePart:
         desc = self.inner.read(sel, page).values

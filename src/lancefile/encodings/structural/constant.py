@@ -28,14 +28,14 @@ from ..compressive.values import Fixed, Var, as_uint
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import EntrySpans, Leaf, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
 from .repdef import Layer, canonical_defs
 
 __all__ = ["ConstantPage"]
 
 
 @LAYOUT.register("constant_layout")
-class ConstantPage:
+class ConstantPage(PageLayoutBase):
     def __init__(self, msg, leaf: Leaf, page_rows: int, where: str) -> None:
         g = leaf.grammar
         self.msg, self.leaf, self.rows, self.where = msg, leaf, page_rows, where
@@ -48,6 +48,9 @@ class ConstantPage:
                 check_tree(getattr(msg, name), Context.BLOCK, g, where)
         self.layers = list(msg.layers)
         canonical_defs(None, self.layers, list(leaf.shape), where)
+        self._levels = None
+
+    def _reset(self) -> None:
         self._levels = None
 
     def _split_buffers(self, page: PageData):

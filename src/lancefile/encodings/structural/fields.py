@@ -82,14 +82,33 @@ class LeafColumn:
     def decoder(self, i: int):
         dec = self._decoders.get(i)
         if dec is None:
-            where = self.pages.where(i)
-            name, sub, cls = LAYOUT.lookup(self.pages.encoding(i), where=where)
-            dec = self._decoders[i] = cls(sub, self.leaf, self.pages.info.pages[i].length, where)
+            page = self.pages.info.pages[i]
+            dec = self._decoders[i] = page_decoder(page.encoding, self.leaf, page.length, self.pages, i)
         return dec
 
     def read(self, sel: Selection, cache: dict) -> PagePart:
         parts = [self.decoder(p).read(local, self.pages.page(p, cache)) for p, local in self.pages.split(sel, cache)]
         return _concat_parts(parts, self.leaf.dtype, sel.count)
+
+
+# (page encoding bytes, leaf) -> a decoder built and checked once; pages copy it (for_page)
+_TEMPLATES: dict = {}
+_MAX_TEMPLATES = 4096
+
+
+def page_decoder(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: int):
+    """The decoder of page ``i``: parsed and checked once per distinct encoding and leaf."""
+    key = (encoding, leaf)
+    template = _TEMPLATES.get(key)
+    if template is not None:
+        return template.for_page(rows, pages.where(i))
+    where = pages.where(i)
+    name, sub, cls = LAYOUT.lookup(pages.encoding(i), where=where)
+    template = cls(sub, leaf, rows, where)
+    if len(_TEMPLATES) >= _MAX_TEMPLATES:
+        _TEMPLATES.clear()
+    _TEMPLATES[key] = template
+    return template.for_page(rows, where)
 
 
 def _concat_parts(parts: list[PagePart], dtype: pa.DataType, num_rows: int) -> PagePart:

@@ -29,7 +29,7 @@ from ..compressive import Context, check_tree, decode_fixed_values, decode_varia
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import EntrySpans, Leaf, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
 from .repdef import canonical_defs, page_max_visible
 
 __all__ = ["FullZipPage"]
@@ -47,7 +47,7 @@ def _ctrl_bytes(bits: int, where: str) -> int:
 
 
 @LAYOUT.register("full_zip_layout")
-class FullZipPage:
+class FullZipPage(PageLayoutBase):
     def __init__(self, msg, leaf: Leaf, page_rows: int, where: str) -> None:
         self.msg, self.leaf, self.rows, self.where = msg, leaf, page_rows, where
         kind = msg.WhichOneof("details")

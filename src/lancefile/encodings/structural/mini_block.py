@@ -33,7 +33,7 @@ from ..compressive.values import Fixed, as_uint
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import EntrySpans, Leaf, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
 from .repdef import def_mapping, map_defs
 
 __all__ = ["MiniBlockPage"]
@@ -47,7 +47,7 @@ def _pad8(n):
 
 
 @LAYOUT.register("mini_block_layout")
-class MiniBlockPage:
+class MiniBlockPage(PageLayoutBase):
     """One mini-block page of one leaf column; built once per reader."""
 
     def __init__(self, msg, leaf: Leaf, page_rows: int, where: str) -> None:
@@ -87,6 +87,10 @@ class MiniBlockPage:
                             and not (self.has_rep or self.has_def or self.has_dict) else 0)
         self._first_rows = None  # plain pages: each chunk's first row, as a Python list
 
+    def _reset(self) -> None:
+        self._chunks = None
+        self._first_rows = None
+
     # -- chunk metadata ------------------------------------------------------------------
     def _buffers_needed(self) -> int:
         return 2 + self.has_dict + (self.depth > 0)
@@ -102,26 +106,21 @@ class MiniBlockPage:
         raw = np.frombuffer(page.read(_META), dtype=np.uint8)
         if len(raw) % self.word:
             raise page.error(f"chunk metadata of {len(raw)} bytes is not whole {8 * self.word}-bit words")
-        words = raw.view(f"<u{self.word}").astype(np.int64)
-        sizes = ((words >> 4) + 1) * 8
-        counts = np.left_shift(1, words & 0xF)
         num_items = int(self.msg.num_items)
-        if len(words):
-            counts[-1] = num_items - int(counts[:-1].sum())
-            if counts[-1] < 0:
-                raise page.error(f"chunks hold more than the page's {num_items} values")
-        elif num_items:
+        offsets, sizes, counts = kernels.miniblock_chunk_words(raw, self.word, num_items)
+        if len(counts) and counts[-1] < 0:
+            raise page.error(f"chunks hold more than the page's {num_items} values")
+        if not len(counts) and num_items:
             raise page.error(f"no chunks for {num_items} values")
-        offsets = np.cumsum(sizes) - sizes
         data_size = page.ref(_DATA).size
-        if len(words) and offsets[-1] + sizes[-1] > data_size:
+        if len(counts) and offsets[-1] + sizes[-1] > data_size:
             raise page.error(f"chunks need {int(offsets[-1] + sizes[-1])} bytes, the chunk buffer has {data_size}")
         completed = partial = None
         if self.depth:
             ref = page.ref(len(page.page.buffers) - 1)
             stride = self.depth + 1
-            if ref.size != 8 * stride * len(words):
-                raise page.error(f"repetition index of {ref.size} bytes for {len(words)} chunks at depth {self.depth}")
+            if ref.size != 8 * stride * len(counts):
+                raise page.error(f"repetition index of {ref.size} bytes for {len(counts)} chunks at depth {self.depth}")
             index = np.frombuffer(page.read(len(page.page.buffers) - 1), dtype="<u8").reshape(-1, stride)
             completed = index[:, 0].astype(np.int64)
             partial = index[:, 1].astype(np.int64)
@@ -218,18 +217,11 @@ class MiniBlockPage:
         start = int(offsets[c0])
         data = np.frombuffer(page.read_range(_DATA, start, int(offsets[c1] + sizes[c1]) - start), np.uint8)
         w = self.plain_width
-        ids = slice(c0, c1 + 1)
-        base = offsets[ids] - start
-        heads = data[base[:, None] + np.arange(self.header)[None, :]]  # (chunks, header bytes)
-        size_word = heads[:, 2:2 + self.word].copy().view(f"<u{self.word}").reshape(-1)
-        n = counts[ids]
-        if heads[:, :2].any() or np.any(size_word != n * w) or np.any(self.header + n * w > sizes[ids]):
-            raise page.error("a chunk of a plain page does not hold its values where its header says")
-        skip = np.zeros(len(n), np.int64)
-        skip[0] = sel.start - first[c0]
-        take = n - skip
-        take[-1] = sel.stop - first[c1] - skip[-1]
-        out = kernels.gather_bytes(data, base + self.header + skip * w, take * w)
+        try:
+            out = kernels.miniblock_plain_values(data, offsets[c0 : c1 + 1] - start, counts[c0 : c1 + 1], self.header,
+                                                 self.word, w, sel.start - first[c0], sel.count)
+        except CorruptFileError as exc:
+            raise page.error(f"plain page: {exc}") from None
         values = values_to_arrow(Fixed(out, 8 * w, sel.count), self.leaf.dtype, page.where)
         return PagePart(None, None, values, sel.count)
 
