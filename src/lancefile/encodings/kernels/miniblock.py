@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel
 
-__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values"]
+__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values", "miniblock_plain_take"]
 
 
 @_Kernel
@@ -136,6 +136,39 @@ def miniblock_plain_values(data, base, counts, header: int, word: int, width: in
     out = np.empty(total * width, dtype=np.uint8)
     bad = _k_plain_values(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64),
                           header, word, width, skip, total, out)
+    if bad >= 0:
+        raise CorruptFileError(f"chunk {bad} of the read does not hold its values where its header says")
+    return out
+
+
+@_Kernel
+def _k_plain_take(data, base, counts, header, word, width, row_chunk, row_pos, out):
+    # Check every chunk's plain header, then copy value row_pos[i] of chunk row_chunk[i] for
+    # each i. Returns -1, or the bad chunk.
+    for c in range(base.shape[0]):
+        b = base[c]
+        n = counts[c]
+        if b + header + n * width > data.shape[0] or data[b] != 0 or data[b + 1] != 0:
+            return c
+        size = np.int64(0)
+        for k in range(word):
+            size |= np.int64(data[b + 2 + k]) << (8 * k)
+        if size != n * width:
+            return c
+    for i in range(row_chunk.shape[0]):
+        src = base[row_chunk[i]] + header + row_pos[i] * width
+        out[i * width : (i + 1) * width] = data[src : src + width]
+    return -1
+
+
+def miniblock_plain_take(data, base, counts, header: int, word: int, width: int, row_chunk, row_pos):
+    """Values ``row_pos[i]`` of chunk ``row_chunk[i]`` of plain mini-block chunks starting at
+    ``base`` in ``data`` (every chunk's header checked)."""
+    raw = _byte_view(data)
+    out = np.empty(len(row_chunk) * width, dtype=np.uint8)
+    bad = _k_plain_take(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64), header,
+                        word, width, np.ascontiguousarray(row_chunk, np.int64), np.ascontiguousarray(row_pos, np.int64),
+                        out)
     if bad >= 0:
         raise CorruptFileError(f"chunk {bad} of the read does not hold its values where its header says")
     return out

@@ -183,8 +183,8 @@ class MiniBlockPage(PageLayoutBase):
 
     # -- decoding --------------------------------------------------------------------------------
     def read(self, sel: Selection, page: PageData) -> PagePart:
-        if self.plain_width and sel.is_range:
-            return self._read_plain(sel, page)
+        if self.plain_width:
+            return self._read_plain(sel, page) if sel.is_range else self._take_plain(sel, page)
         offsets, sizes, counts, completed, partial = self.chunks(page)
         chunk_ids = self._plan(sel, page)
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
@@ -223,6 +223,23 @@ class MiniBlockPage(PageLayoutBase):
         except CorruptFileError as exc:
             raise page.error(f"plain page: {exc}") from None
         values = values_to_arrow(Fixed(out, 8 * w, sel.count), self.leaf.dtype, page.where)
+        return PagePart(None, None, values, sel.count)
+
+    def _take_plain(self, sel: Selection, page: PageData) -> PagePart:
+        """Rows of a plain page: only their chunks are read, only their values copied."""
+        offsets, sizes, counts, _, _ = self.chunks(page)
+        if self._first_rows is None:
+            self._first_rows = (np.cumsum(counts) - counts).tolist()
+        first = np.asarray(self._first_rows, dtype=np.int64)
+        chunk_of = np.searchsorted(first, sel.indices, side="right") - 1
+        needed, row_chunk = np.unique(chunk_of, return_inverse=True)
+        data, base = self._fetch(page, needed, offsets, sizes)
+        try:
+            out = kernels.miniblock_plain_take(data, base, counts[needed], self.header, self.word, self.plain_width,
+                                               row_chunk, sel.indices - first[chunk_of])
+        except CorruptFileError as exc:
+            raise page.error(f"plain page: {exc}") from None
+        values = values_to_arrow(Fixed(out, 8 * self.plain_width, sel.count), self.leaf.dtype, page.where)
         return PagePart(None, None, values, sel.count)
 
     def _resolve_dictionary(self, page: PageData, indices: np.ndarray, defs) -> pa.Array:
