@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _Kernel
+from ._common import _byte_view, _helper, _Kernel
 
 __all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values", "miniblock_plain_take"]
 
@@ -106,6 +106,17 @@ def miniblock_chunk_words(raw, word: int, num_items: int):
     return offsets, sizes, counts
 
 
+@_helper
+def _plain_header_ok(data, b, n, header, word, width):
+    # A plain chunk at b holding n values: [u16 0 levels][size word = n*width][pad][values].
+    if b + header + n * width > data.shape[0] or data[b] != 0 or data[b + 1] != 0:
+        return False
+    size = np.int64(0)
+    for k in range(word):
+        size |= np.int64(data[b + 2 + k]) << (8 * k)
+    return size == n * width
+
+
 @_Kernel
 def _k_plain_values(data, base, counts, header, word, width, skip, total, out):
     # Plain chunks: [u16 0][size word = count*width][pad][values]. Copies values from
@@ -114,12 +125,7 @@ def _k_plain_values(data, base, counts, header, word, width, skip, total, out):
     for c in range(base.shape[0]):
         b = base[c]
         n = counts[c]
-        if b + header + n * width > data.shape[0] or data[b] != 0 or data[b + 1] != 0:
-            return c
-        size = np.int64(0)
-        for k in range(word):
-            size |= np.int64(data[b + 2 + k]) << (8 * k)
-        if size != n * width:
+        if not _plain_header_ok(data, b, n, header, word, width):
             return c
         first = skip if c == 0 else 0
         m = min(n - first, total - pos)
@@ -146,14 +152,7 @@ def _k_plain_take(data, base, counts, header, word, width, row_chunk, row_pos, o
     # Check every chunk's plain header, then copy value row_pos[i] of chunk row_chunk[i] for
     # each i. Returns -1, or the bad chunk.
     for c in range(base.shape[0]):
-        b = base[c]
-        n = counts[c]
-        if b + header + n * width > data.shape[0] or data[b] != 0 or data[b + 1] != 0:
-            return c
-        size = np.int64(0)
-        for k in range(word):
-            size |= np.int64(data[b + 2 + k]) << (8 * k)
-        if size != n * width:
+        if not _plain_header_ok(data, base[c], counts[c], header, word, width):
             return c
     for i in range(row_chunk.shape[0]):
         src = base[row_chunk[i]] + header + row_pos[i] * width
