@@ -128,6 +128,7 @@ class LanceFileReader:
         self._layout: FileLayout = read_layout(self._source)
         gb0 = self._layout.global_buffers[0]
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
+        self._layout.num_rows = self._num_rows
         self._codec = codec_for(self._layout.version)
         self._columns = self._codec.assign_columns(self._lance_schema)
         if len(self._columns) > self._layout.num_columns:
@@ -327,6 +328,7 @@ class LanceFileReader:
         return batch if self._storage_schema is self.schema else batch.cast(self.schema)
 
     def _range_batches(self, start: int, stop: int, batch_size: int):
+        self._field_readers  # built (and the columns checked against the file) even for no rows
         cache: dict = {}
         row_bytes, floor, target = self._chunk_plan()
         # the first chunk is a quarter size: it measures the decoded size of a row, unless

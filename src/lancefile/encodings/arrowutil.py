@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import CorruptFileError
+
 __all__ = [
     "fixed_width_bits",
     "array_from_fixed",
@@ -38,7 +40,14 @@ def fixed_width_bits(dtype: pa.DataType) -> int | None:
 
 
 def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> pa.Array:
-    """Wrap raw little-endian values (bytes-like) as an Arrow array without copying."""
+    """Wrap raw little-endian values (bytes-like) as an Arrow array without copying.
+
+    Only fixed-width types (and fixed-size lists of them) are built this way: a dictionary,
+    struct or list type here means a file whose pages do not match its schema, and Arrow
+    would abort the process on such an array, so it is refused.
+    """
+    if not (pa.types.is_fixed_size_list(dtype) or _is_flat_fixed(dtype)):
+        raise CorruptFileError(f"fixed-width values cannot be read as {dtype} (the pages do not match the schema)")
     buf = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
     if pa.types.is_fixed_size_list(dtype):
         d = dtype.list_size
@@ -46,6 +55,15 @@ def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> 
         arr = pa.FixedSizeListArray.from_arrays(child, type=dtype)
         return arr.slice(offset, length) if offset else arr
     return pa.Array.from_buffers(dtype, length, [None, buf], offset=offset)
+
+
+def _is_flat_fixed(dtype: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dtype) or pa.types.is_nested(dtype):
+        return False
+    try:
+        return dtype.bit_width > 0
+    except ValueError:
+        return False
 
 
 def _bitmap_with_offset(valid: np.ndarray, offset: int) -> pa.Buffer:

@@ -232,6 +232,7 @@ class FileLayout:
         # byte ranges already in memory: the tail read, then what prefetch_columns fetched
         self._regions: list[tuple[int, memoryview]] = [(meta_region_start, meta_region)]
         self._columns: dict[int, ColumnInfo] = {}
+        self.num_rows: int | None = None  # the schema's row count, once the reader has parsed it
 
     @property
     def num_columns(self) -> int:

@@ -63,7 +63,7 @@ class InlineBitpackingCodec(Codec):
             chunks = chunks.replaced(first, [decompress(msg.values, p, chunks.where) for p in chunks.pieces(first)])
         # every chunk must hold its packed groups: a width word + 128*W bytes per 1024 values
         out = _decode(kernels.inline_bitpacking_decode_chunks, chunks.where, chunks.data, bits,
-                      chunks.starts[first], chunks.counts)
+                      chunks.starts[first], chunks.counts, chunks.sizes[first])
         return _fixed(out, bits)
 
     def block(self, msg, data, num_values, where):
@@ -77,7 +77,7 @@ class InlineBitpackingCodec(Codec):
         bits = _bits(msg, where)
         if msg.HasField("values"):
             return super().blocks(msg, data, starts, sizes, counts, where)
-        out = _decode(kernels.inline_bitpacking_decode_chunks, where, data, bits, starts, counts)
+        out = _decode(kernels.inline_bitpacking_decode_chunks, where, data, bits, starts, counts, sizes)
         return _fixed(out, bits)
 
 

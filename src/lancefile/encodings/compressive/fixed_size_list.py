@@ -23,9 +23,13 @@ from .values import Fsl
 __all__ = ["FixedSizeListCodec"]
 
 
+# Arrow's fixed_size_list holds at most 2**31 - 1 items a value.
+MAX_ITEMS_PER_VALUE = (1 << 31) - 1
+
+
 def _dim(msg, where: str) -> int:
     dim = int(msg.items_per_value)
-    if dim <= 0:
+    if not 0 < dim <= MAX_ITEMS_PER_VALUE:
         raise CorruptFileError(f"{where}: fixed-size list of {dim} items")
     return dim
 

@@ -251,6 +251,8 @@ _VAR_TYPES = {
 
 def _var_to_arrow(v: Var, dtype: pa.DataType) -> pa.Array:
     storage = dtype.storage_type if isinstance(dtype, pa.ExtensionType) else dtype
+    if pa.types.is_dictionary(storage):
+        raise CorruptFileError(f"values without a dictionary cannot be read as {dtype}")
     off_type = _VAR_TYPES.get(storage)
     if off_type is None:
         raise CorruptFileError(f"variable-width values cannot be read as {dtype}")

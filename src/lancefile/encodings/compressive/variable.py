@@ -62,7 +62,7 @@ class VariableCodec(Codec):
         sizes = chunks.sizes[first]
         inner = np.diff(rel)
         inner[ends[:-1] - 1] = 0  # the step from one chunk's last offset to the next's first
-        if np.any(r0 < seg * ow) or np.any(rn > sizes) or np.any(inner < 0):
+        if np.any(r0 != seg * ow) or np.any(rn > sizes) or np.any(inner < 0):
             raise chunks.error("variable-width chunk offsets decrease or point outside their chunk")
         region = rn - r0
         base = np.cumsum(region) - region

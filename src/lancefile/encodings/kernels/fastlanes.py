@@ -132,7 +132,7 @@ def _k_ool_blocks(words, word_starts, word_counts, counts, W, T, scratch, out):
         tail = n - full * 1024
         raw = tail > 0 and word_counts[b] == full * wpc + tail
         need = full * wpc + (tail if raw else (wpc if tail > 0 else 0))
-        if word_counts[b] < need:
+        if word_counts[b] != need:  # the words are exactly the packed groups and the tail
             return b
         base = word_starts[b]
         for g in range(full):
@@ -190,19 +190,19 @@ def _k_fl_pack(values, word_starts, widths, T, out):
 
 
 @_Kernel
-def _k_inline_scan(words, run_starts, run_groups, T, word_starts, widths):
+def _k_inline_scan(words, run_starts, run_limits, run_groups, T, word_starts, widths):
     # Walk [width word][packed words] groups: run r has run_groups[r] groups back to back
-    # from word run_starts[r].  Returns (status, group): 0 ok, 1 = the buffer ends inside
-    # the group, 2 = its width word is larger than T.
-    n = words.shape[0]
+    # from word run_starts[r], ending by word run_limits[r].  Returns (status, group): 0 ok,
+    # 1 = the run ends inside the group, 2 = its width word is not in 0..T.
     g = 0
     for r in range(run_starts.shape[0]):
         pos = run_starts[r]
+        n = min(run_limits[r], words.shape[0])
         for _ in range(run_groups[r]):
             if pos >= n:
                 return 1, g
             W = np.int64(words[pos])
-            if W > T:
+            if W < 0 or W > T:  # a u64 word above 2**63 reads as negative
                 return 2, g
             end = pos + 1 + (1024 * W) // T
             if end > n:
@@ -344,18 +344,18 @@ def _inline_words(buf, dtype):
     return raw, _words(raw[: raw.size - raw.size % dtype.itemsize], dtype, "InlineBitpacking buffer")
 
 
-def _inline_scan(words, run_starts, run_groups, T: int, what: str):
+def _inline_scan(words, run_starts, run_limits, run_groups, T: int, what: str):
     total = int(run_groups.sum())
     starts = np.empty(total, dtype=np.int64)
     widths = np.empty(total, dtype=np.int64)
     if total:
-        status, group = _k_inline_scan(words, run_starts, run_groups, T, starts, widths)
+        status, group = _k_inline_scan(words, run_starts, run_limits, run_groups, T, starts, widths)
         if status:
             run = int(np.searchsorted(np.cumsum(run_groups), group, side="right"))
             where = f"{what} {run}" + (f", group {group}" if run_groups.size == 1 else "")
             if status == 1:
                 raise CorruptFileError(f"InlineBitpacking {where}: the buffer ends inside the chunk")
-            raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is above {T}")
+            raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is not in 0..{T}")
     return starts, widths
 
 
@@ -370,22 +370,25 @@ def inline_bitpacking_decode(buf, bits: int, num_values: int) -> np.ndarray:
     _raw, words = _inline_words(buf, dtype)
     n = int(num_values)
     groups = np.array([-(-n // FASTLANES_CHUNK)], dtype=np.int64)
-    starts, widths = _inline_scan(words, np.zeros(1, np.int64), groups, dtype.itemsize * 8, "buffer")
+    starts, widths = _inline_scan(words, np.zeros(1, np.int64), np.array([words.size], np.int64), groups,
+                                  dtype.itemsize * 8, "buffer")
     return _unpack_chunks(words, starts, widths, dtype)[:n]
 
 
-def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values) -> np.ndarray:
+def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values, byte_sizes=None) -> np.ndarray:
     """Decode the InlineBitpacking value buffers of many mini-block chunks in one call.
 
     Chunk i's value buffer starts at ``byte_offsets[i]`` of ``buf`` (e.g. a page's chunk
     data; offsets must be multiples of ``bits/8``, which the 8-byte chunk alignment
-    guarantees) and holds ``num_values[i]`` values.  Returns all values concatenated,
-    the same as calling :func:`inline_bitpacking_decode` per chunk, without the per-call
-    overhead.
+    guarantees), is ``byte_sizes[i]`` bytes long (default: to the end of ``buf``) and holds
+    ``num_values[i]`` values.  Returns all values concatenated, the same as calling
+    :func:`inline_bitpacking_decode` per chunk, without the per-call overhead.
     """
     dtype = _uint_dtype(bits)
     raw, words = _inline_words(buf, dtype)
     offsets = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    limits = (np.full(offsets.shape, words.size, np.int64) if byte_sizes is None
+              else (offsets + np.asarray(byte_sizes, dtype=np.int64).reshape(-1)) // dtype.itemsize)
     counts = np.asarray(num_values, dtype=np.int64).reshape(-1)
     if offsets.shape != counts.shape or (counts < 0).any():
         raise InvalidInputError("byte_offsets and num_values must be equally long, with counts >= 0")
@@ -394,7 +397,7 @@ def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values) ->
         i = int(np.flatnonzero(bad)[0])
         raise CorruptFileError(f"InlineBitpacking chunk {i} starts at byte {offsets[i]}, not a {bits}-bit word inside the {raw.size}-byte buffer")
     groups = -(-counts // FASTLANES_CHUNK)
-    starts, widths = _inline_scan(words, offsets // dtype.itemsize, groups, dtype.itemsize * 8, "chunk")
+    starts, widths = _inline_scan(words, offsets // dtype.itemsize, limits, groups, dtype.itemsize * 8, "chunk")
     values = _unpack_chunks(words, starts, widths, dtype)
     if np.array_equal(counts[:-1], groups[:-1] * FASTLANES_CHUNK):  # only the last chunk is partial
         return values[: int(counts.sum())]
@@ -454,7 +457,7 @@ def _out_of_line_plan(n_words: int, T: int, width: int, num_values: int):
     wpc = fastlanes_words_per_chunk(width, T)
     tail_is_raw = tail > 0 and n_words == full * wpc + tail
     need = full * wpc + (tail if tail_is_raw else (wpc if tail else 0))
-    if n_words < need:
+    if n_words != need:
         raise CorruptFileError(
             f"OutOfLineBitpacking buffer holds {n_words} {T}-bit words; {num_values} values at "
             f"width {width} need {need}"
@@ -504,7 +507,7 @@ def out_of_line_bitpacking_decode_blocks(data, uncompressed_bits: int, width: in
     bad = _k_ool_blocks(words, starts // w, sizes // w, counts, width, T, np.empty(1024, dtype), out)
     if bad >= 0:
         raise CorruptFileError(
-            f"OutOfLineBitpacking buffer {bad} of {int(sizes[bad])} bytes is too short for {int(counts[bad])} "
+            f"OutOfLineBitpacking buffer {bad} of {int(sizes[bad])} bytes does not hold exactly {int(counts[bad])} "
             f"values at width {width}")
     return out
 

@@ -22,8 +22,9 @@ __all__ = ["fullzip_scan"]
 
 
 @_Kernel
-def _k_fullzip(data, ctrl_bytes, def_bits, max_visible, fixed, len_bytes, fill, rep, dfn, vstart, vlen):
-    # Returns (items, status): status 0 ok, 1 = an item runs past the end.
+def _k_fullzip(data, ctrl_bytes, ctrl_bits, def_bits, max_visible, fixed, len_bytes, fill, rep, dfn, vstart, vlen):
+    # Returns (items, status): status 0 ok, 1 = an item runs past the end, 2 = a control
+    # word has bits set above its rep and def bits.
     n = data.shape[0]
     pos = 0
     i = 0
@@ -35,6 +36,8 @@ def _k_fullzip(data, ctrl_bytes, def_bits, max_visible, fixed, len_bytes, fill, 
                 return i, 1
             for b in range(ctrl_bytes):
                 ctrl |= np.int64(data[pos + b]) << (8 * b)
+            if ctrl >> ctrl_bits:
+                return i, 2
             pos += ctrl_bytes
         d = ctrl & def_mask
         start = -1
@@ -67,24 +70,30 @@ def _k_fullzip(data, ctrl_bytes, def_bits, max_visible, fixed, len_bytes, fill, 
     return i, 0
 
 
-def fullzip_scan(data, ctrl_bytes: int, def_bits: int, max_visible: int, fixed_bytes: int, len_bytes: int):
+def fullzip_scan(data, ctrl_bytes: int, def_bits: int, max_visible: int, fixed_bytes: int, len_bytes: int,
+                 rep_bits: int = 16):
     """``(rep, def, value_start, value_length)`` per item of a run of full-zip items.
 
     ``fixed_bytes`` is the width of fixed values, or -1 for variable-width values with
     ``len_bytes`` (4 or 8) lengths. ``value_start``/``value_length`` are -1 for items
-    without a value. Raises :class:`CorruptFileError` if an item runs past the end.
+    without a value. Raises :class:`CorruptFileError` if an item runs past the end or a
+    control word has bits above ``rep_bits + def_bits``.
     """
     raw = _byte_view(data)
     empty16, empty64 = np.zeros(0, np.uint16), np.zeros(0, np.int64)
-    count, status = _k_fullzip(raw, ctrl_bytes, def_bits, max_visible, fixed_bytes, len_bytes, False,
+    ctrl_bits = rep_bits + def_bits
+    count, status = _k_fullzip(raw, ctrl_bytes, ctrl_bits, def_bits, max_visible, fixed_bytes, len_bytes, False,
                                empty16, empty16, empty64, empty64)
-    if status:
+    if status == 1:
         raise CorruptFileError(f"full-zip item {count} runs past the end of its {raw.size} bytes")
+    if status == 2:
+        raise CorruptFileError(f"full-zip item {count} has a control word wider than {ctrl_bits} bits")
     rep = np.empty(count, np.uint16)
     dfn = np.empty(count, np.uint16)
     vstart = np.empty(count, np.int64)
     vlen = np.empty(count, np.int64)
-    _k_fullzip(raw, ctrl_bytes, def_bits, max_visible, fixed_bytes, len_bytes, True, rep, dfn, vstart, vlen)
+    _k_fullzip(raw, ctrl_bytes, ctrl_bits, def_bits, max_visible, fixed_bytes, len_bytes, True, rep, dfn, vstart,
+               vlen)
     return rep, dfn, vstart, vlen
 
 

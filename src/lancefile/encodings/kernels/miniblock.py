@@ -47,7 +47,7 @@ def _k_headers(data, base, ends, has_rep, has_def, word, header, num_levels, rep
         for k in range(nbuf):
             buf_at[k, c] = at
             at += buf_size[k, c] + (-buf_size[k, c]) % 8
-        if at > ends[c]:
+        if at != ends[c]:  # the buffers fill the chunk exactly
             return c
     return -1
 
@@ -56,8 +56,8 @@ def miniblock_headers(data, base, ends, has_rep: bool, has_def: bool, word: int,
     """Parse the headers of chunks starting at ``base`` (ending at ``ends``) in ``data``.
 
     Returns ``(num_levels, rep_at, rep_size, def_at, def_size, buf_at, buf_size)``, the last
-    two shaped ``(num_buffers, chunks)``; sizes of absent levels are 0. A header or buffer
-    that runs past its chunk raises :class:`CorruptFileError`.
+    two shaped ``(num_buffers, chunks)``; sizes of absent levels are 0. A header or buffers
+    that do not fill their chunk exactly raise :class:`CorruptFileError`.
     """
     raw = _byte_view(data)
     base = np.ascontiguousarray(base, dtype=np.int64)
@@ -72,7 +72,7 @@ def miniblock_headers(data, base, ends, has_rep: bool, has_def: bool, word: int,
     buf_size = np.zeros((num_buffers, n), np.int64)
     bad = _k_headers(raw, base, ends, has_rep, has_def, word, header, *out, buf_at, buf_size)
     if bad >= 0:
-        raise CorruptFileError(f"mini-block chunk {bad} of the read: its header or buffers run past its end")
+        raise CorruptFileError(f"mini-block chunk {bad} of the read: its header and buffers do not fill it")
     return (*out, buf_at, buf_size)
 
 

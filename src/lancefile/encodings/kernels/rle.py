@@ -105,10 +105,10 @@ def _k_rle_blocks(data, starts, sizes, counts, w, out):
         vbytes = 0
         for k in range(8):
             vbytes |= np.int64(data[s + k]) << (8 * k)
-        if vbytes < 0 or vbytes % w:
+        if vbytes < 0 or vbytes % w or vbytes > end - s - 8:  # (compared so nothing overflows)
             return b
         runs = vbytes // w
-        if s + 8 + vbytes + runs > end:
+        if runs > end - s - 8 - vbytes:
             return b
         left = counts[b]
         vals = s + 8

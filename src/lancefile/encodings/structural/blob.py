@@ -35,6 +35,8 @@ class BlobPage(PageLayoutBase):
                                            "(the reference cannot read them either)")
         if not msg.HasField("inner_layout"):
             raise CorruptFileError(f"{where}: blob page has no inner layout")
+        if not (pa.types.is_large_binary(leaf.dtype) or pa.types.is_binary(leaf.dtype)):
+            raise CorruptFileError(f"{where}: a blob page in a column of type {leaf.dtype} (blobs are binary)")
         self.msg, self.leaf, self.rows, self.where = msg, leaf, page_rows, where
         self.layers = list(msg.layers)
         canonical_defs(None, self.layers, list(leaf.shape), where)
@@ -60,8 +62,10 @@ class BlobPage(PageLayoutBase):
         if np.any(defs > 0xFFFF) or np.any(null & ((pos & np.uint64(0xFFFF)) != 0)):
             raise page.error("blob descriptor of a null value has a repetition level or a level above 16 bits")
         defs = canonical_defs(defs.astype(np.uint16), self.layers, list(self.leaf.shape), page.where)
-        keep = np.flatnonzero(~null & (size > 0))
         source = page.layout.source
+        if np.any(size > np.uint64(source.size)):
+            raise page.error(f"a blob descriptor's size is larger than the file of {source.size} bytes")
+        keep = np.flatnonzero(~null & (size > 0))
         starts, lengths = pos[keep].astype(np.int64), size[keep].astype(np.int64)
         if len(keep) and (np.any(pos[keep] > np.uint64(source.size)) or np.any(starts + lengths > source.size)):
             raise page.error(f"a blob descriptor points outside the file of {source.size} bytes")

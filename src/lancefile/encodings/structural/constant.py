@@ -116,6 +116,9 @@ class ConstantPage(PageLayoutBase):
         value_dtype = dtype.value_type if pa.types.is_dictionary(dtype) else dtype
         if self.inline:
             raw = np.frombuffer(self.msg.inline_value, np.uint8)
+            want = 1 if pa.types.is_boolean(value_dtype) else (_fixed_bytes(value_dtype) or 0)
+            if len(raw) != want:
+                raise page.error(f"an inline constant of {len(raw)} bytes for a {value_dtype} column")
             if pa.types.is_boolean(value_dtype):
                 one = Fixed(np.packbits([bool(raw.any())], bitorder="little"), 1, 1)
             else:
@@ -148,6 +151,9 @@ class ConstantPage(PageLayoutBase):
             one = page.cached("constant", lambda: self._value(page))
             values = one.take(pa.array(np.zeros(visible, np.int64)))
         else:
+            valid = visible if defs is None else int((defs == 0).sum())
+            if valid:
+                raise page.error(f"a page without a value says {valid} of its values are valid")
             values = pa.nulls(visible, self.leaf.dtype)
         return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
 
@@ -186,3 +192,14 @@ def _scalar(raw: np.ndarray, dtype: pa.DataType, where: str):
         return Fixed(bufs[0][:1], 1, 1)
     return Fixed(bufs[0], 8 * len(bufs[0]), 1)
 
+
+
+def _fixed_bytes(dtype: pa.DataType) -> int | None:
+    """Bytes a value of a fixed-width type takes (a fixed_size_list: all its items)."""
+    if pa.types.is_fixed_size_list(dtype):
+        inner = _fixed_bytes(dtype.value_type)
+        return None if inner is None else inner * dtype.list_size
+    try:
+        return dtype.bit_width // 8 if dtype.bit_width % 8 == 0 else None
+    except ValueError:
+        return None

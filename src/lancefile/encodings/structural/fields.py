@@ -73,11 +73,20 @@ def _layer_kind(f: LanceField) -> str:
 class LeafColumn:
     """One leaf column: its pages' decoders (built once per reader) and page-by-page reads."""
 
-    def __init__(self, layout: FileLayout, index: int, leaf: Leaf, name: str) -> None:
+    def __init__(self, layout: FileLayout, index: int, leaf: Leaf, name: str, mult: int = 1) -> None:
         label = f"field {name!r}, file version {leaf.version}"
         self.pages = ColumnPages(layout, index, PAGE_LAYOUT_URL, pb.PageLayout, label)
         self.leaf = leaf
         self._decoders: dict[int, object] = {}
+        # every leaf column holds one entry a row (mult per row under a fixed_size_list<struct>)
+        if layout.num_rows is not None and self.pages.num_rows != layout.num_rows * mult:
+            want = layout.num_rows * mult
+            # name the first page that runs past the file's rows (or the last page, when short)
+            over = np.flatnonzero(self.pages.starts[1:] > want)
+            page = int(over[0]) if len(over) else max(len(self.pages.info.pages) - 1, 0)
+            raise CorruptFileError(f"{self.pages.where(page)}: the column's pages hold {self.pages.num_rows} rows "
+                                   f"(this one {self.pages.info.pages[page].length if self.pages.info.pages else 0}), "
+                                   f"the file has {want}")
 
     def decoder(self, i: int):
         dec = self._decoders.get(i)
@@ -87,8 +96,24 @@ class LeafColumn:
         return dec
 
     def read(self, sel: Selection, cache: dict) -> PagePart:
-        parts = [self.decoder(p).read(local, self.pages.page(p, cache)) for p, local in self.pages.split(sel, cache)]
+        parts = []
+        for p, local in self.pages.split(sel, cache):
+            page = self.pages.page(p, cache)
+            try:
+                parts.append(self.decoder(p).read(local, page))
+            except CorruptFileError as exc:
+                if str(exc).startswith(page.where):
+                    raise
+                raise CorruptFileError(f"{page.where}: {exc}") from None  # a kernel's message: say where
         return _concat_parts(parts, self.leaf.dtype, sel.count)
+
+    def pages_of(self, sel: Selection) -> str:
+        """``"column 4 pages 3-5 (field 'x', file version 2.2)"``: where a selection was read."""
+        bounds = self.pages.starts
+        first = int(np.searchsorted(bounds, sel.start, side="right")) - 1
+        last = int(np.searchsorted(bounds, max(sel.stop - 1, sel.start), side="right")) - 1
+        pages = f"page {first}" if first == last else f"pages {first}-{last}"
+        return f"column {self.pages.index} {pages} ({self.pages.label})"
 
 
 # (page encoding bytes, leaf) -> a decoder built and checked once; pages copy it (for_page)
@@ -180,7 +205,7 @@ class StructuralReader:
             shape = [ITEM] + outer[::-1]  # inner to outer
             if col not in self._leaves:
                 self._leaves[col] = LeafColumn(self.layout, col, Leaf(t, tuple(shape), self._grammar, self._version),
-                                               f.name)
+                                               f.name, mult)
                 self._shapes[col] = shape
                 self._mult[col] = mult
             if keep is not None and pa.types.is_struct(t):  # projected packed struct
@@ -195,7 +220,8 @@ class StructuralReader:
             kids = f.children if keep is None else [by_id[i] for i in keep]
             nodes = [self._node(c, columns, None if keep is None else keep[c.id], mine, mult, in_list) for c in kids]
             dtype = t if keep is None else pa.struct([_child_field(c, n.dtype) for c, n in zip(kids, nodes)])
-            return Node(dtype, nodes[0].leaf if nodes else None, nodes, "struct")
+            first = next((n.leaf for n in nodes if n.leaf is not None), None)  # empty structs have none
+            return Node(dtype, first, nodes, "struct")
         if lt == "map":
             entries = f.children[0]
             node = self._node(entries, columns, None, mine, mult, True)
@@ -221,15 +247,21 @@ class StructuralReader:
         unraveled, values = {}, {}
         for col, column in self._leaves.items():
             m = self._mult[col]
-            part = column.read(sel.scale(m) if m > 1 else sel, cache)
-            where = f"{self.layout.path}: column {col}"
+            leaf_sel = sel.scale(m) if m > 1 else sel
+            part = column.read(leaf_sel, cache)
+            where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
             unraveled[col] = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where)
             values[col] = part.values
-        return self._build(self.root, 0, unraveled, values, sel.count)
+        try:
+            return self._build(self.root, 0, unraveled, values, sel.count)
+        except CorruptFileError as exc:  # leaves that disagree: name the rows and the pages read
+            pages = ", ".join(col.pages_of(sel) for col in self._leaves.values())
+            raise CorruptFileError(f"{exc} (rows {sel.start}-{sel.stop - 1}; {pages})") from None
 
     def _build(self, node: Node, k: int, unraveled, values, n: int) -> pa.Array:
-        if node.leaf is None:  # a struct without children
-            return pa.Array.from_buffers(node.dtype, n, [None], children=[])
+        if node.leaf is None:  # a struct without leaves below it (empty structs): all valid
+            kids = [self._build(c, k + 1, unraveled, values, n) for c in node.children]
+            return pa.Array.from_buffers(node.dtype, n, [None], children=kids)
         layer = unraveled[node.leaf].layers[k]
         valid = layer.valid if node.stride == 1 or layer.valid is None else layer.valid[:: node.stride]
         if node.kind == "leaf":

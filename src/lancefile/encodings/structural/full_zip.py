@@ -67,6 +67,8 @@ class FullZipPage(PageLayoutBase):
                 raise CorruptFileError(f"{where}: full-zip values of {msg.bits_per_value} bits are not whole bytes")
             self.len_bytes, self.fixed = 0, msg.bits_per_value // 8
         self.def_bits = int(msg.bits_def)
+        if msg.bits_rep > 16 or self.def_bits > 16:
+            raise CorruptFileError(f"{where}: full-zip levels of {msg.bits_rep} rep and {self.def_bits} def bits")
         self.ctrl = _ctrl_bytes(int(msg.bits_rep) + self.def_bits, where)
         self.layers = list(msg.layers)
         canonical_defs(None, self.layers, list(leaf.shape), where)
@@ -126,14 +128,17 @@ class FullZipPage(PageLayoutBase):
             if self.ctrl:
                 ctrl = rows[:, : self.ctrl].copy().view(f"<u{self.ctrl}").reshape(-1) if self.ctrl > 1 \
                     else rows[:, 0].astype(np.int64)
-                defs = (ctrl.astype(np.int64) & ((1 << self.def_bits) - 1)).astype(np.uint16)
+                ctrl = ctrl.astype(np.int64)
+                if np.any(ctrl >> (int(self.msg.bits_rep) + self.def_bits)):
+                    raise page.error("a full-zip control word has bits above its rep and def bits")
+                defs = (ctrl & ((1 << self.def_bits) - 1)).astype(np.uint16)
                 rows = rows[:, self.ctrl :]
             values = decode_fixed_values(ce, rows, page.where)
             rep = None
         else:
             try:
                 rep, defs, vstart, vlen = kernels.fullzip_scan(data, self.ctrl, self.def_bits, self.max_visible,
-                                                               self.fixed, self.len_bytes)
+                                                               self.fixed, self.len_bytes, int(self.msg.bits_rep))
             except CorruptFileError as exc:
                 raise page.error(str(exc)) from None
             if not self.msg.bits_rep:

@@ -39,6 +39,10 @@ from .repdef import def_mapping, map_defs
 __all__ = ["MiniBlockPage"]
 
 _META, _DATA, _DICT = 0, 1, 2
+# A chunk's value count is a power of two of at most 2**15 (4 bits of log2), the last chunk's
+# the remainder; neither can exceed the u16 level count of a chunk.
+MAX_CHUNK_VALUES = 1 << 16
+MAX_PAGE_ITEMS = 1 << 48
 _HEADER_ALIGN = 8
 
 
@@ -107,9 +111,11 @@ class MiniBlockPage(PageLayoutBase):
         if len(raw) % self.word:
             raise page.error(f"chunk metadata of {len(raw)} bytes is not whole {8 * self.word}-bit words")
         num_items = int(self.msg.num_items)
+        if num_items > MAX_PAGE_ITEMS:
+            raise page.error(f"mini-block page of {num_items} values")
         offsets, sizes, counts = kernels.miniblock_chunk_words(raw, self.word, num_items)
-        if len(counts) and counts[-1] < 0:
-            raise page.error(f"chunks hold more than the page's {num_items} values")
+        if len(counts) and not 0 <= counts[-1] <= MAX_CHUNK_VALUES:
+            raise page.error(f"the last chunk would hold {int(counts[-1])} of the page's {num_items} values")
         if not len(counts) and num_items:
             raise page.error(f"no chunks for {num_items} values")
         data_size = page.ref(_DATA).size
