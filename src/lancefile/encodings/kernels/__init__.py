@@ -79,7 +79,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py
 from .gather import gather as gather_bytes
-from .levels import list_layer
+from .levels import list_layer, rep_index_chunks, row_spans
 from .miniblock import miniblock_chunk_words, miniblock_headers, miniblock_plain_take, miniblock_plain_values
 from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
 

@@ -1,10 +1,17 @@
-"""Repetition/definition levels to list offsets, one list layer at a time, in one pass.
+"""Repetition/definition levels: list offsets, and where rows are among the chunks of a page.
+
+**List offsets** (:func:`list_layer`), one list layer at a time, in one pass.
 
 For a list layer ``depth`` lists from the inside with canonical def base ``base``, an entry
 starts a child (an element of one of the layer's lists) when ``rep >= depth - 1`` and
 ``def <= base``; a list's offset is the number of children that start before the list's own
 first entry. E.g. rep ``1 0 1 1 1``, def ``0 0 2 1 0`` (``[1, 2], [], None, [3]``, base 0,
 depth 1): children at entries 0, 1, 4; offsets ``0 2 2 2 3``.
+
+**Rows in mini-block chunks** of a list page: the repetition index says, per chunk, how many
+rows end in it and whether a row is left unfinished at its end. :func:`rep_index_chunks`
+gives the chunks a sorted set of rows needs; :func:`row_spans` finds each row's level
+entries among the decoded chunks (a row starts at an entry with ``rep == max_rep``).
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import numpy as np
 
 from ._common import _Kernel
 
-__all__ = ["list_layer"]
+__all__ = ["list_layer", "rep_index_chunks", "row_spans"]
 
 
 @_Kernel
@@ -55,3 +62,94 @@ def list_layer(rep: np.ndarray, defs: np.ndarray | None, depth: int, base: int,
     count = _k_list_layer(rep, defs if has_defs else rep, has_defs, max(depth - 1, 0), base, slots,
                           slot_pos is None, children, offsets)
     return children[:count], offsets
+
+
+@_Kernel
+def _k_rep_chunks(completed, partial, rows, need):
+    # Mark in ``need`` every chunk holding part of each (sorted) row. A row ends in the
+    # first chunk whose running count of ended rows passes it; it starts there too, unless
+    # it is the first row to end there and the chunks before left a row unfinished: then it
+    # starts after the last row ended before (walking back over chunks where none ends).
+    n = completed.shape[0]
+    c = 0
+    ended = 0  # rows ended before chunk c
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        while c < n and ended + completed[c] <= r:
+            ended += completed[c]
+            c += 1
+        if c >= n:
+            return i
+        first = c
+        if r == ended and c > 0 and partial[c - 1] > 0:
+            first = c - 1
+            while first > 0 and completed[first] == 0:
+                first -= 1
+            if completed[first] > 0 and partial[first] == 0:
+                first += 1
+        for k in range(first, c + 1):
+            need[k] = True
+    return -1
+
+
+def rep_index_chunks(completed: np.ndarray, partial: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Ascending ids of the chunks that hold the (sorted) ``rows``; raises ValueError for a
+    row past the chunks' rows."""
+    need = np.zeros(len(completed), dtype=np.bool_)
+    bad = _k_rep_chunks(np.ascontiguousarray(completed, np.int64), np.ascontiguousarray(partial, np.int64),
+                        np.ascontiguousarray(rows, np.int64), need)
+    if bad >= 0:
+        raise ValueError(f"row {int(rows[bad])} is past the {int(completed.sum())} rows of the page's chunks")
+    return np.flatnonzero(need)
+
+
+@_Kernel
+def _k_row_spans(rep, max_rep, entries, first_row, run_break, wanted, starts, lengths):
+    # Walk the decoded chunks' entries; a row start (rep == max_rep) gets the next row id
+    # (each chunk's first from first_row[c], the rows ended before it plus one when it opens
+    # mid-row); wanted rows (sorted) record where they start and how long they run: to the
+    # next row start, or to the end of their run of chunks. Returns -1, or the first wanted
+    # row not found.
+    K = wanted.shape[0]
+    k = 0
+    cur = -1
+    e = 0
+    for ci in range(entries.shape[0]):
+        if run_break[ci] and cur >= 0:
+            lengths[cur] = e - starts[cur]
+            cur = -1
+        rid = first_row[ci]
+        if entries[ci] > 0 and rep[e] != max_rep:
+            rid += 1
+        for _ in range(entries[ci]):
+            if rep[e] == max_rep:
+                if cur >= 0:
+                    lengths[cur] = e - starts[cur]
+                    cur = -1
+                while k < K and wanted[k] < rid:
+                    return k
+                if k < K and wanted[k] == rid:
+                    starts[k] = e
+                    cur = k
+                    k += 1
+                rid += 1
+            e += 1
+    if cur >= 0:
+        lengths[cur] = e - starts[cur]
+    if k < K:
+        return k
+    return -1
+
+
+def row_spans(rep, max_rep: int, entries, first_row, run_break, wanted):
+    """``(starts, lengths)``: each wanted row's level entries among decoded chunks (see the
+    module docstring); ``first_row[c]`` counts the rows ended before chunk ``c``. Raises
+    ValueError when a wanted row is not there."""
+    K = len(wanted)
+    starts = np.empty(K, np.int64)
+    lengths = np.empty(K, np.int64)
+    bad = _k_row_spans(rep, max_rep, np.ascontiguousarray(entries, np.int64), np.ascontiguousarray(first_row, np.int64),
+                       np.ascontiguousarray(run_break, np.bool_), np.ascontiguousarray(wanted, np.int64), starts, lengths)
+    if bad >= 0:
+        raise ValueError(f"row {int(wanted[bad])} is not where the repetition index puts it")
+    return starts, lengths

@@ -144,48 +144,18 @@ class MiniBlockPage(PageLayoutBase):
             return np.zeros(0, np.int64)
         if self.leaf.max_rep and completed is None:
             return np.arange(len(counts))  # no index: rows can only be found from the start
-        per_chunk = completed if completed is not None else counts
-        ends = np.cumsum(per_chunk)  # rows that ended by each chunk's end
         if sel.is_range:
             rows = np.array([sel.start, sel.stop - 1], dtype=np.int64)
         else:
             rows = sel.indices
-        last = np.searchsorted(ends, rows, side="right")  # chunk where each row ends
-        if completed is None:
-            first = last
-        else:
-            first = self._start_chunks(rows, last, ends, completed, partial)
+        try:
+            need = kernels.rep_index_chunks(completed if completed is not None else counts,
+                                            partial if partial is not None else np.zeros(len(counts), np.int64), rows)
+        except ValueError as exc:
+            raise page.error(str(exc)) from None
         if sel.is_range:
-            return np.arange(int(first[0]), int(last[1]) + 1)
-        spans = np.unique(np.concatenate([first, last]))
-        if np.array_equal(first, last):
-            return spans
-        # every chunk between a row's first and last chunk is needed too
-        need = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.add.at(need, first, 1)
-        np.add.at(need, last + 1, -1)
-        return np.flatnonzero(np.cumsum(need)[:-1] > 0)
-
-    @staticmethod
-    def _start_chunks(rows, last, ends, completed, partial) -> np.ndarray:
-        """Chunk of each row's first entry: its end chunk, or earlier when it is the first
-        row to end there and the chunk before left a row unfinished."""
-        before = ends - completed  # rows ended before each chunk
-        first_in_chunk = rows == before[last]
-        carried = np.zeros(len(rows), dtype=bool)
-        prev = last - 1
-        ok = prev >= 0
-        carried[ok] = first_in_chunk[ok] & (partial[prev[ok]] > 0)
-        # walk back over chunks in which no row ends (the row fills them)
-        idx = np.arange(len(completed))
-        has_end = np.where(completed > 0, idx, -1)
-        last_end = np.maximum.accumulate(has_end)  # last chunk <= c where some row ends
-        start = last.copy()
-        back = np.flatnonzero(carried)
-        if len(back):
-            p = last_end[last[back] - 1]
-            start[back] = np.where(p >= 0, np.where(partial[np.maximum(p, 0)] > 0, p, p + 1), 0)
-        return start
+            return np.arange(int(need[0]), int(need[-1]) + 1)
+        return need
 
     # -- decoding --------------------------------------------------------------------------------
     def read(self, sel: Selection, page: PageData) -> PagePart:
@@ -348,23 +318,12 @@ class MiniBlockPage(PageLayoutBase):
                 return EntrySpans(np.array([a], np.int64), np.array([int(nxt[at[1]]) - a], np.int64))
             return EntrySpans(row_start[at].astype(np.int64), (nxt[at] - row_start[at]).astype(np.int64))
         # several runs of chunks (a take): number the rows chunk by chunk
-        chunk_of = np.searchsorted(entry_base, row_start, side="right") - 1
-        ended_before = (np.cumsum(completed) - completed)[chunk_ids]
-        opens_mid_row = np.ones(len(chunk_ids), dtype=bool)
-        nonempty = entries > 0
-        opens_mid_row[nonempty] = rep[entry_base[nonempty]] != max_rep
-        rank = np.arange(len(row_start)) - np.searchsorted(row_start, entry_base[chunk_of])
-        row_id = ended_before[chunk_of] + opens_mid_row[chunk_of] + rank
-        # a row ends at the next row start, or where its run of chunks ends
-        new_run = np.concatenate([[True], np.diff(chunk_ids) > 1])
-        run_of = np.cumsum(new_run) - 1
-        run_end = np.append(entry_base[new_run][1:], total)[run_of]
-        nxt = np.minimum(np.append(row_start[1:], total), run_end[chunk_of])
-        wanted = sel.indices
-        at = np.searchsorted(row_id, wanted)
-        if np.any(at >= len(row_id)) or np.any(row_id[np.minimum(at, len(row_id) - 1)] != wanted):
-            raise CorruptFileError(f"{self.where}: the repetition index does not match the page's rows")
-        starts = row_start[at]
-        ends = nxt[at]
+        first_row = (np.cumsum(completed) - completed)[chunk_ids]
+        run_break = np.concatenate([[True], np.diff(chunk_ids) > 1])
+        try:
+            starts, lengths = kernels.row_spans(rep, max_rep, entries, first_row, run_break, sel.indices)
+        except ValueError as exc:
+            raise CorruptFileError(f"{self.where}: {exc}") from None
+        ends = starts + lengths
         return EntrySpans(starts.astype(np.int64), (ends - starts).astype(np.int64))
 
