@@ -129,7 +129,7 @@ def test_inline_bitpacking_corrupt():
     buf = k.inline_bitpacking_encode(np.arange(2048, dtype=np.uint32))
     with pytest.raises(CorruptFileError, match="group 1: the buffer ends inside"):
         k.inline_bitpacking_decode(buf[:-4], 32, 2048)
-    with pytest.raises(CorruptFileError, match="width word is above 16"):
+    with pytest.raises(CorruptFileError, match="width word is not in 0..16"):
         k.inline_bitpacking_decode(b"\x11\x00" + b"\0" * 4000, 16, 10)
     with pytest.raises(CorruptFileError):
         k.inline_bitpacking_decode(b"", 8, 1)
