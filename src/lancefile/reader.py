@@ -145,6 +145,7 @@ class LanceFileReader:
         # few of them: many small fields are Python-bound, and threads only contend for the GIL.
         self._parallel = (READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
                           and len(self._projection) <= PARALLEL_MAX_FIELDS)
+        self._tasks = len(self._projection)  # tasks a parallel read splits into (leaves, once readers exist)
         if self.schema.equals(self._storage_schema, check_metadata=True):
             self._storage_schema = self.schema
 
@@ -211,6 +212,7 @@ class LanceFileReader:
                     self._readers = [self._partial.get(f.id) or self._codec.build_reader(self._layout, f,
                                                                                          self._columns, keep)
                                      for f, keep in self._projection]
+                    self._tasks = sum(getattr(r, "task_count", 1) for r in self._readers)
         return self._readers
 
     # -- public API -------------------------------------------------------------------
@@ -314,7 +316,7 @@ class LanceFileReader:
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
             return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
         try:
-            if len(readers) > 1 and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel:
+            if sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel and self._tasks > 1:
                 arrays = _read_parallel(readers, sel, cache)
             else:
                 arrays = [r.read(sel, cache) for r in readers]
@@ -490,10 +492,12 @@ if hasattr(os, "register_at_fork"):
 
 
 def _read_parallel(readers, sel: Selection, cache: dict) -> list[pa.Array]:
-    """Decode the fields of a scan chunk on READ_THREADS threads, each a contiguous share.
+    """Decode the fields of a scan chunk on READ_THREADS threads.
 
-    Reads, numpy and Arrow kernels release the GIL, so the fields' I/O and copying overlap.
-    Fields own disjoint columns, so they never share an entry of the page cache.
+    A field reader that can (2.1+: one task a leaf column, ``parts``/``assemble``) is split
+    into tasks, so the leaves of one wide struct or list also share the cores; others are
+    one task each. Reads, numpy, numba kernels and Arrow release the GIL, so the tasks' I/O
+    and decoding overlap. Tasks own disjoint columns: they never share a page-cache entry.
     """
     global _POOL
     if READ_THREADS <= 1:
@@ -502,18 +506,23 @@ def _read_parallel(readers, sel: Selection, cache: dict) -> list[pa.Array]:
         with _POOL_LOCK:
             if _POOL is None:
                 _POOL = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="lancefile-read")
-    n = min(READ_THREADS, len(readers))
-    cuts = [len(readers) * k // n for k in range(n + 1)]
-
-    def run(k: int) -> list[pa.Array]:
-        return [r.read(sel, cache) for r in readers[cuts[k] : cuts[k + 1]]]
-
-    futures = [_POOL.submit(run, k) for k in range(1, n)]
+    tasks: list[tuple[int, object]] = []
+    split = [hasattr(r, "parts") for r in readers]
+    for i, r in enumerate(readers):
+        if split[i]:
+            tasks.extend((i, part) for part in r.parts(sel, cache))
+        else:
+            tasks.append((i, lambda r=r: r.read(sel, cache)))
+    futures = [_POOL.submit(task) for _, task in tasks]
     try:
-        mine = run(0)  # this thread takes the first share
+        results = [f.result() for f in futures]
     finally:
         wait(futures)  # never leave work running on the page cache after an error
-    return mine + [a for f in futures for a in f.result()]
+    out = []
+    for i, r in enumerate(readers):
+        mine = [res for (j, _), res in zip(tasks, results) if j == i]
+        out.append(r.assemble(sel, mine) if split[i] else mine[0])
+    return out
 
 
 def _is_fixed_width(t: pa.DataType) -> bool:

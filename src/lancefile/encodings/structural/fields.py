@@ -244,14 +244,27 @@ class StructuralReader:
         return Node(dtype, node.leaf, [node], "list")
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
-        unraveled, values = {}, {}
-        for col, column in self._leaves.items():
-            m = self._mult[col]
-            leaf_sel = sel.scale(m) if m > 1 else sel
-            part = column.read(leaf_sel, cache)
-            where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
-            unraveled[col] = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where)
-            values[col] = part.values
+        return self.assemble(sel, [part() for part in self.parts(sel, cache)])
+
+    @property
+    def task_count(self) -> int:
+        return len(self._leaves)
+
+    def parts(self, sel: Selection, cache: dict) -> list:
+        """One task a leaf column (decode and unravel its rows), for a reader that runs them
+        on several threads; :meth:`assemble` builds the field from their results."""
+        return [lambda col=col: self._read_leaf(col, sel, cache) for col in self._leaves]
+
+    def _read_leaf(self, col: int, sel: Selection, cache: dict):
+        column, m = self._leaves[col], self._mult[col]
+        leaf_sel = sel.scale(m) if m > 1 else sel
+        part = column.read(leaf_sel, cache)
+        where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
+        return col, unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where), part.values
+
+    def assemble(self, sel: Selection, results: list) -> pa.Array:
+        unraveled = {col: u for col, u, _ in results}
+        values = {col: v for col, _, v in results}
         try:
             return self._build(self.root, 0, unraveled, values, sel.count)
         except CorruptFileError as exc:  # leaves that disagree: name the rows and the pages read
