@@ -72,11 +72,9 @@ def _problems(m: fz.Mutation, ops: list, results: list[dict]) -> list[str]:
 # The sampled mutations
 # ------------------------------------------------------------------------------------------
 
-# kind -> (corpus cases, or None for all; mutations per case). What the sample leaves out fails
-# today and has its own test in KNOWN below: a flipped string byte may be invalid UTF-8 (invalid-utf8).
-_STRINGS = {"strings", "dict", "lists", "structs", "fz_list", "map", "compression", "multipage"}
+# kind -> (corpus cases, or None for all; mutations per case).
 SAMPLE: dict[str, tuple[list | None, int]] = {
-    "flip-data": ([n for n in NAMES if n not in _STRINGS], 4),
+    "flip-data": (None, 4),
     "flip-chunk-meta": (None, 1),
     "flip-chunk-header": (None, 1),
     "flip-rep-index": (None, 2),
@@ -247,11 +245,11 @@ KNOWN: dict[str, Known] = {
     "dictionary-of-zero-items": Known(
         "lists-2.2", _layout(0, ["mini_block_layout", "num_dictionary_items"], 0), "forge-layout",
         signature="relabelled | ArrowIndexError | lancefile/encodings/structural/mini_block.py (_resolve_dictionary): "
-                  "Index 0 out of bounds (take_rows; read_all gets a clean error)", failing=True),
+                  "Index 0 out of bounds (take_rows; read_all gets a clean error)"),
     "null-type-over-non-nullable-field": Known(
         "map-2.2", _schema(["schema", "fields", 2, "logical_type"], "null"), "forge-schema",
         signature="foreign | ValueError | lancefile/format/schema.py (to_arrow): A null type field may not be "
-                  "non-nullable (raised by LanceFileReader(), not relabelled)", failing=True),
+                  "non-nullable (raised by LanceFileReader(), not relabelled)"),
     "blob-field-of-other-type": Known(
         "blob-2.1", _schema(["schema", "fields", 0, "logical_type"], "int32"), "forge-schema",
         signature="relabelled | ArrowInvalid, ArrowNotImplementedError | lancefile/encodings/structural/blob.py "
@@ -263,7 +261,7 @@ KNOWN: dict[str, Known] = {
     "struct-forged-over-list-item": Known(
         "constant-2.2", _schema(["schema", "fields", 6, "logical_type"], "struct"), "forge-schema",
         signature="relabelled | ValueError | lancefile/encodings/structural/fields.py (_build): Type's expected "
-                  "number of buffers (2) did not match the passed number (1)", failing=True),
+                  "number of buffers (2) did not match the passed number (1)"),
     # huge allocations
     "constant-page-length-2**40": Known(
         "constant-2.2", _page_meta(2, ["length"], 2**40), "forge-page-meta",
@@ -274,7 +272,7 @@ KNOWN: dict[str, Known] = {
         "ints-2.1", _layout(0, ["mini_block_layout", "value_compression"], FLAT_2_40, "replace-message"),
         "forge-layout",
         signature="huge-allocation | MemoryError (375 TiB) | lancefile/encodings/kernels/miniblock.py "
-                  "(miniblock_plain_values, miniblock_plain_take): flat values of 2**40 bits", failing=True),
+                  "(miniblock_plain_values, miniblock_plain_take): flat values of 2**40 bits"),
     "all-null-page-length-2**40": Known(
         "constant-2.2", _page_meta(4, ["length"], 2**40), "forge-page-meta",
         signature="huge-allocation | MemoryError | lancefile/encodings/structural/constant.py (_all_levels)"),
@@ -318,7 +316,7 @@ KNOWN: dict[str, Known] = {
                   "large_binary length"),
     "invalid-utf8": Known(
         "strings-2.1", _first_string_byte, "flip-data", data=True,
-        signature="invalid-arrow | Invalid UTF8 sequence: string values are not validated", failing=True),
+        signature="invalid-arrow | Invalid UTF8 sequence: string values are not validated"),
     # other data without an error, where a check could tell
     "file-rows-below-page-rows": Known(
         "rle-2.1", _schema(["length"], 0), "forge-schema",
@@ -329,7 +327,9 @@ KNOWN: dict[str, Known] = {
     "variable-chunk-count-forged": Known(
         "strings-2.1", {"op": "xor", "region": "c1p0b0", "offset": 0, "mask": 4}, "flip-chunk-meta",
         ops=(["range", 126, 92], ["take", [162, 175, 202]]),
-        signature="silent-diff | a variable-width chunk's first offset is not checked against its value count",
+        signature="silent-diff | a chunk-metadata bit flip changes a variable-width chunk's value count; only the "
+                  "chunks a read decodes are checked, and a read that skips that chunk places later rows wrongly "
+                  "(no checksum in the format can tell)",
         failing=True),
     "chunk-sizes-short-of-buffer": Known(
         "multichunk-2.2", {"op": "put", "region": "c0p0b0", "offset": 8, "width": 4, "value": 0}, "forge-chunk-word",
@@ -340,7 +340,7 @@ KNOWN: dict[str, Known] = {
         "dict-2.2", _layout(1, ["mini_block_layout", "value_compression"], BITPACK_16, "replace-message"),
         "forge-layout", ops=(["take", [1710, 1300, 835]],),
         signature="silent-diff | 32-bit packed dictionary indices read as 16-bit packed ones: the packed groups "
-                  "are not checked to fill the chunk's value buffer (read_all gets a clean error)", failing=True),
+                  "are not checked to fill the chunk's value buffer (read_all gets a clean error)"),
     "constant-without-value": Known(
         "constant-2.2", _layout(0, ["constant_layout", "inline_value"], op="clear"), "forge-layout",
         signature="silent-diff | a constant page with all-valid layers and no value reads as nulls"),

@@ -717,17 +717,17 @@ class LanceSchema:
         out = cls(fields=top, metadata=dict(pb.metadata))
         try:  # building the Arrow schema checks every type; on failure find the innermost culprit
             out._storage = out.to_arrow_storage()
-        except LanceError:
+        except (LanceError, ValueError, pa.ArrowException) as exc:
             out._check_types(path)
-            raise
+            raise CorruptFileError(f"{path}: the schema does not describe valid Arrow types: {exc}") from None
         return out
 
     def _check_types(self, path: str) -> None:
         # Children before parents (reversed pre-order), so the error names the innermost culprit.
         for f in reversed(list(self.walk())):
             try:
-                f.arrow_type
-            except LanceError as exc:
+                f.to_arrow()
+            except (LanceError, ValueError, pa.ArrowException) as exc:
                 raise CorruptFileError(f"{path}: schema field {f.name!r} (id {f.id}): {exc}") from None
 
     def _validate(self) -> None:

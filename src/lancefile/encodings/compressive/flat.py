@@ -23,6 +23,11 @@ from .values import Fixed, concat
 __all__ = ["FlatCodec"]
 
 
+# The widest flat value: a 16 MiB fixed-width value (a row of a packed struct, a large
+# fixed_size_binary); anything wider is a forged width.
+MAX_FLAT_BITS = 8 << 24
+
+
 @register("flat")
 class FlatCodec(Codec):
     name = "flat"
@@ -33,7 +38,7 @@ class FlatCodec(Codec):
 
     def check(self, msg, ctx, grammar, where):
         bits = int(msg.bits_per_value)
-        if bits == 0 or (bits != 1 and bits % 8):
+        if bits == 0 or (bits != 1 and bits % 8) or bits > MAX_FLAT_BITS:
             raise CorruptFileError(f"{where}: flat values of {bits} bits cannot be decoded (need 1 or a whole number of bytes)")
 
     def miniblock(self, msg, chunks: Chunks, first: int):

@@ -259,5 +259,11 @@ def _var_to_arrow(v: Var, dtype: pa.DataType) -> pa.Array:
     offsets = v.offsets
     if off_type is np.int32 and len(offsets) and offsets[-1] > np.iinfo(np.int32).max:
         raise CorruptFileError(f"{offsets[-1]} bytes of values do not fit a {dtype} array (use the large type)")
-    return pa.Array.from_buffers(storage, v.count, [None, pa.py_buffer(offsets.astype(off_type)),
-                                                    pa.py_buffer(v.data)])
+    arr = pa.Array.from_buffers(storage, v.count, [None, pa.py_buffer(offsets.astype(off_type)),
+                                                   pa.py_buffer(v.data)])
+    if pa.types.is_string(storage) or pa.types.is_large_string(storage):
+        try:  # SIMD UTF-8 validation: ~3 ms for 50 MB, so bad bytes never reach the caller as text
+            arr.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise CorruptFileError(f"string values are not valid UTF-8 ({exc})") from None
+    return arr

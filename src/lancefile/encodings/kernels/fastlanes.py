@@ -190,10 +190,11 @@ def _k_fl_pack(values, word_starts, widths, T, out):
 
 
 @_Kernel
-def _k_inline_scan(words, run_starts, run_limits, run_groups, T, word_starts, widths):
+def _k_inline_scan(words, run_starts, run_limits, run_groups, T, exact, word_starts, widths):
     # Walk [width word][packed words] groups: run r has run_groups[r] groups back to back
-    # from word run_starts[r], ending by word run_limits[r].  Returns (status, group): 0 ok,
-    # 1 = the run ends inside the group, 2 = its width word is not in 0..T.
+    # from word run_starts[r], ending by word run_limits[r] (``exact``: ending there).
+    # Returns (status, group): 0 ok, 1 = the run ends inside the group, 2 = its width word is
+    # not in 0..T, 3 = bytes are left over after the run's groups.
     g = 0
     for r in range(run_starts.shape[0]):
         pos = run_starts[r]
@@ -211,6 +212,8 @@ def _k_inline_scan(words, run_starts, run_limits, run_groups, T, word_starts, wi
             word_starts[g] = pos + 1
             pos = end
             g += 1
+        if exact and pos != n:  # a chunk's groups fill its buffer exactly
+            return 3, g - 1
     return 0, -1
 
 
@@ -344,17 +347,19 @@ def _inline_words(buf, dtype):
     return raw, _words(raw[: raw.size - raw.size % dtype.itemsize], dtype, "InlineBitpacking buffer")
 
 
-def _inline_scan(words, run_starts, run_limits, run_groups, T: int, what: str):
+def _inline_scan(words, run_starts, run_limits, run_groups, T: int, what: str, exact: bool = False):
     total = int(run_groups.sum())
     starts = np.empty(total, dtype=np.int64)
     widths = np.empty(total, dtype=np.int64)
     if total:
-        status, group = _k_inline_scan(words, run_starts, run_limits, run_groups, T, starts, widths)
+        status, group = _k_inline_scan(words, run_starts, run_limits, run_groups, T, exact, starts, widths)
         if status:
             run = int(np.searchsorted(np.cumsum(run_groups), group, side="right"))
             where = f"{what} {run}" + (f", group {group}" if run_groups.size == 1 else "")
             if status == 1:
                 raise CorruptFileError(f"InlineBitpacking {where}: the buffer ends inside the chunk")
+            if status == 3:
+                raise CorruptFileError(f"InlineBitpacking {where}: bytes are left over after the packed values")
             raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is not in 0..{T}")
     return starts, widths
 
@@ -397,7 +402,10 @@ def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values, by
         i = int(np.flatnonzero(bad)[0])
         raise CorruptFileError(f"InlineBitpacking chunk {i} starts at byte {offsets[i]}, not a {bits}-bit word inside the {raw.size}-byte buffer")
     groups = -(-counts // FASTLANES_CHUNK)
-    starts, widths = _inline_scan(words, offsets // dtype.itemsize, limits, groups, dtype.itemsize * 8, "chunk")
+    if byte_sizes is not None and np.any(np.asarray(byte_sizes) % dtype.itemsize):
+        raise CorruptFileError(f"InlineBitpacking chunk buffers must be whole {bits}-bit words")
+    starts, widths = _inline_scan(words, offsets // dtype.itemsize, limits, groups, dtype.itemsize * 8, "chunk",
+                                  exact=byte_sizes is not None)
     values = _unpack_chunks(words, starts, widths, dtype)
     if np.array_equal(counts[:-1], groups[:-1] * FASTLANES_CHUNK):  # only the last chunk is partial
         return values[: int(counts.sum())]

@@ -139,6 +139,8 @@ def miniblock_plain_values(data, base, counts, header: int, word: int, width: in
     """Values of plain mini-block chunks (no levels, one flat buffer of ``width``-byte values):
     ``total`` values starting ``skip`` values into the first chunk, headers checked."""
     raw = _byte_view(data)
+    if total * width > raw.size:  # the values come out of these bytes: never allocate more
+        raise CorruptFileError(f"{total} values of {width} bytes cannot come from {raw.size} bytes of chunks")
     out = np.empty(total * width, dtype=np.uint8)
     bad = _k_plain_values(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64),
                           header, word, width, skip, total, out)
@@ -164,6 +166,8 @@ def miniblock_plain_take(data, base, counts, header: int, word: int, width: int,
     """Values ``row_pos[i]`` of chunk ``row_chunk[i]`` of plain mini-block chunks starting at
     ``base`` in ``data`` (every chunk's header checked)."""
     raw = _byte_view(data)
+    if len(row_chunk) * width > raw.size:
+        raise CorruptFileError(f"{len(row_chunk)} values of {width} bytes cannot come from {raw.size} bytes of chunks")
     out = np.empty(len(row_chunk) * width, dtype=np.uint8)
     bad = _k_plain_take(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64), header,
                         word, width, np.ascontiguousarray(row_chunk, np.int64), np.ascontiguousarray(row_pos, np.int64),

@@ -191,6 +191,8 @@ class StructuralReader:
         node = self._make_node(f, columns, keep, outer, mult, in_list)
         if node.leaf is not None:
             node.stride = self._mult[node.leaf] // mult
+        elif node.kind != "struct":  # a list's offsets come from a leaf below it
+            raise CorruptFileError(f"{self.layout.path}: field {f.name!r} ({f.logical_type}) has no column below it")
         return node
 
     def _make_node(self, f: LanceField, columns, keep, outer: list[str], mult: int, in_list: bool) -> Node:

@@ -230,6 +230,11 @@ class MiniBlockPage(PageLayoutBase):
 
         items = page.cached("dictionary", load)
         idx = indices.astype(np.int64)
+        if n == 0:  # nothing to look up: every value must be null
+            valid = (np.ones(len(idx), bool) if defs is None else defs[defs <= self.leaf.max_visible] == 0)
+            if valid.any():
+                raise page.error("a page with an empty dictionary has non-null values")
+            return pa.nulls(len(idx), dtype)
         bad = idx >= n
         if bad.any():
             if defs is not None:  # indices under nulls are garbage: only valid ones must be in range
