@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import _byte_view, _check_width, _helper, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width
+from ._common import _byte_view, _check_width, _helper, _Kernel, _uint_dtype, _unsigned_view, _words, bit_width, empty
 
 __all__ = [
     "FASTLANES_CHUNK",
@@ -218,7 +218,7 @@ def _k_inline_scan(words, run_starts, run_limits, run_groups, T, exact, word_sta
 
 
 def _unpack_chunks(words: np.ndarray, word_starts: np.ndarray, widths: np.ndarray, dtype) -> np.ndarray:
-    out = np.empty(widths.shape[0] * FASTLANES_CHUNK, dtype=dtype)
+    out = empty(widths.shape[0] * FASTLANES_CHUNK, dtype)
     if widths.shape[0]:
         _k_fl_unpack(words, word_starts, widths, dtype.itemsize * 8, out)
     return out
@@ -511,7 +511,7 @@ def out_of_line_bitpacking_decode_blocks(data, uncompressed_bits: int, width: in
     if np.any((starts % w) | (sizes % w)):
         raise CorruptFileError(f"OutOfLineBitpacking buffers must be whole {T}-bit words")
     words = _words(raw[: raw.size - raw.size % w], dtype, "OutOfLineBitpacking buffer")
-    out = np.empty(int(counts.sum()), dtype=dtype)
+    out = empty(int(counts.sum()), dtype)
     bad = _k_ool_blocks(words, starts // w, sizes // w, counts, width, T, np.empty(1024, dtype), out)
     if bad >= 0:
         raise CorruptFileError(

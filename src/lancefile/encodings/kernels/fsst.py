@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import _U64_ONES, _byte_view, _Kernel, run_parallel, store_u64
+from ._common import _byte_view, _Kernel, _U64_ONES, empty, run_parallel, store_u64
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -167,7 +167,7 @@ def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.nd
             where += cuts[k]
             raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
     sizes = [int(o[-1]) for _, o in parts]
-    data = np.empty(sum(sizes), dtype=np.uint8)
+    data = empty(sum(sizes), np.uint8)
     starts = np.cumsum([0] + sizes)
 
     def fill(k):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _Kernel
+from ._common import _byte_view, _Kernel, empty
 
 __all__ = ["fullzip_scan"]
 
@@ -88,10 +88,10 @@ def fullzip_scan(data, ctrl_bytes: int, def_bits: int, max_visible: int, fixed_b
         raise CorruptFileError(f"full-zip item {count} runs past the end of its {raw.size} bytes")
     if status == 2:
         raise CorruptFileError(f"full-zip item {count} has a control word wider than {ctrl_bits} bits")
-    rep = np.empty(count, np.uint16)
-    dfn = np.empty(count, np.uint16)
-    vstart = np.empty(count, np.int64)
-    vlen = np.empty(count, np.int64)
+    rep = empty(count, np.uint16)
+    dfn = empty(count, np.uint16)
+    vstart = empty(count, np.int64)
+    vlen = empty(count, np.int64)
     _k_fullzip(raw, ctrl_bytes, ctrl_bits, def_bits, max_visible, fixed_bytes, len_bytes, True, rep, dfn, vstart,
                vlen)
     return rep, dfn, vstart, vlen

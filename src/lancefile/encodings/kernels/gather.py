@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _Kernel
+from ._common import _byte_view, _Kernel, empty
 
 __all__ = ["gather"]
 
@@ -40,6 +40,6 @@ def gather(data, starts, lengths) -> np.ndarray:
     if len(starts) <= _FEW:
         parts = [raw[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist())]
         return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    out = empty(int(lengths.sum()), np.uint8)
     _k_gather(raw, starts, lengths, out)
     return out

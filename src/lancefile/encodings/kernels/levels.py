@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _Kernel
+from ._common import _Kernel, empty
 
 __all__ = ["list_layer", "rep_index_chunks", "row_spans"]
 
@@ -56,8 +56,8 @@ def list_layer(rep: np.ndarray, defs: np.ndarray | None, depth: int, base: int,
     n = len(rep)
     slots = np.zeros(0, np.int64) if slot_pos is None else np.ascontiguousarray(slot_pos, dtype=np.int64)
     n_slots = n if slot_pos is None else len(slots)
-    children = np.empty(n, np.int64)
-    offsets = np.empty(n_slots + 1, np.int64)
+    children = empty(n, np.int64)
+    offsets = empty(n_slots + 1, np.int64)
     has_defs = defs is not None
     count = _k_list_layer(rep, defs if has_defs else rep, has_defs, max(depth - 1, 0), base, slots,
                           slot_pos is None, children, offsets)

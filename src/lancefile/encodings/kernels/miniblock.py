@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _helper, _Kernel
+from ._common import _byte_view, _helper, _Kernel, empty
 
 __all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values", "miniblock_plain_take"]
 
@@ -141,7 +141,7 @@ def miniblock_plain_values(data, base, counts, header: int, word: int, width: in
     raw = _byte_view(data)
     if total * width > raw.size:  # the values come out of these bytes: never allocate more
         raise CorruptFileError(f"{total} values of {width} bytes cannot come from {raw.size} bytes of chunks")
-    out = np.empty(total * width, dtype=np.uint8)
+    out = empty(total * width, np.uint8)
     bad = _k_plain_values(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64),
                           header, word, width, skip, total, out)
     if bad >= 0:
@@ -168,7 +168,7 @@ def miniblock_plain_take(data, base, counts, header: int, word: int, width: int,
     raw = _byte_view(data)
     if len(row_chunk) * width > raw.size:
         raise CorruptFileError(f"{len(row_chunk)} values of {width} bytes cannot come from {raw.size} bytes of chunks")
-    out = np.empty(len(row_chunk) * width, dtype=np.uint8)
+    out = empty(len(row_chunk) * width, np.uint8)
     bad = _k_plain_take(raw, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(counts, np.int64), header,
                         word, width, np.ascontiguousarray(row_chunk, np.int64), np.ascontiguousarray(row_pos, np.int64),
                         out)

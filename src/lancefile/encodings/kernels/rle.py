@@ -12,7 +12,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _Kernel, _uint_dtype, _unsigned_view, _words
+from ._common import _byte_view, _Kernel, _uint_dtype, _unsigned_view, _words, empty
 
 __all__ = ["rle_block_decode_many", "RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
 
@@ -137,7 +137,7 @@ def rle_block_decode_many(data, bits: int, starts, sizes, counts) -> np.ndarray:
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     sizes = np.ascontiguousarray(sizes, dtype=np.int64)
     counts = np.ascontiguousarray(counts, dtype=np.int64)
-    out = np.empty(int(counts.sum()), dtype=dtype)
+    out = empty(int(counts.sum()), dtype)
     bad = _k_rle_blocks(raw, starts, sizes, counts, dtype.itemsize, out)
     if bad >= 0:
         raise CorruptFileError(f"RLE block {bad} of {int(sizes[bad])} bytes is malformed or its runs cover "
