@@ -25,8 +25,6 @@ Example::
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..errors import CorruptFileError, UnsupportedEncodingError
 
 __all__ = ["Registry", "ARRAY", "LAYOUT", "COMPRESSIVE", "ARRAY_DECODERS", "register_array_decoder",
