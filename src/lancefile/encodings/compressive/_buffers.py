@@ -7,7 +7,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ..compression import SCHEME_BY_PROTO, decompress_buffer
 
-__all__ = ["decompress", "scheme_name", "as_bytes"]
+__all__ = ["decompress", "scheme_name", "as_bytes", "located"]
 
 
 def scheme_name(bc, where: str) -> str:
@@ -18,13 +18,17 @@ def scheme_name(bc, where: str) -> str:
     return name
 
 
-def decompress(bc, data, where: str) -> np.ndarray:
-    """Undo a ``BufferCompression`` (u32/u64 length prefix + LZ4 block / zstd frame)."""
+def located(where: str, fn, *args):
+    """``fn(*args)``, with a kernel's CorruptFileError message prefixed by ``where``."""
     try:
-        out = decompress_buffer(data, scheme_name(bc, where))
+        return fn(*args)
     except CorruptFileError as exc:
         raise CorruptFileError(f"{where}: {exc}") from None
-    return np.frombuffer(out, dtype=np.uint8)
+
+
+def decompress(bc, data, where: str) -> np.ndarray:
+    """Undo a ``BufferCompression`` (u32/u64 length prefix + LZ4 block / zstd frame)."""
+    return np.frombuffer(located(where, decompress_buffer, data, scheme_name(bc, where)), dtype=np.uint8)
 
 
 def as_bytes(data) -> np.ndarray:

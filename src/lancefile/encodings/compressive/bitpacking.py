@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from .. import kernels
-from ._buffers import decompress
+from ._buffers import decompress, located
 from .base import Chunks, Codec, Context, register
 from .values import Fixed
 
@@ -39,13 +39,6 @@ def _fixed(values: np.ndarray, bits: int) -> Fixed:
     return Fixed(values.view(np.uint8), bits, len(values))
 
 
-def _decode(fn, where: str, *args) -> np.ndarray:
-    try:
-        return fn(*args)
-    except CorruptFileError as exc:
-        raise CorruptFileError(f"{where}: {exc}") from None
-
-
 @register("inline_bitpacking")
 class InlineBitpackingCodec(Codec):
     name = "inline_bitpacking"
@@ -62,7 +55,7 @@ class InlineBitpackingCodec(Codec):
         if msg.HasField("values"):
             chunks = chunks.replaced(first, [decompress(msg.values, p, chunks.where) for p in chunks.pieces(first)])
         # every chunk must hold its packed groups: a width word + 128*W bytes per 1024 values
-        out = _decode(kernels.inline_bitpacking_decode_chunks, chunks.where, chunks.data, bits,
+        out = located(chunks.where, kernels.inline_bitpacking_decode_chunks, chunks.data, bits,
                       chunks.starts[first], chunks.counts, chunks.sizes[first])
         return _fixed(out, bits)
 
@@ -70,14 +63,14 @@ class InlineBitpackingCodec(Codec):
         bits = _bits(msg, where)
         if msg.HasField("values"):
             data = decompress(msg.values, data, where)
-        return _fixed(_decode(kernels.inline_bitpacking_decode, where, data, bits, num_values), bits)
+        return _fixed(located(where, kernels.inline_bitpacking_decode, data, bits, num_values), bits)
 
 
     def blocks(self, msg, data, starts, sizes, counts, where):
         bits = _bits(msg, where)
         if msg.HasField("values"):
             return super().blocks(msg, data, starts, sizes, counts, where)
-        out = _decode(kernels.inline_bitpacking_decode_chunks, where, data, bits, starts, counts, sizes)
+        out = located(where, kernels.inline_bitpacking_decode_chunks, data, bits, starts, counts, sizes)
         return _fixed(out, bits)
 
 
@@ -103,10 +96,10 @@ class OutOfLineBitpackingCodec(Codec):
         width = int(msg.values.flat.bits_per_value)
         words = bits // 8
         data = data[: len(data) - len(data) % words]
-        return _fixed(_decode(kernels.out_of_line_bitpacking_decode, where, data, bits, width, num_values), bits)
+        return _fixed(located(where, kernels.out_of_line_bitpacking_decode, data, bits, width, num_values), bits)
 
     def blocks(self, msg, data, starts, sizes, counts, where):
         bits = _bits(msg, where)
         width = int(msg.values.flat.bits_per_value)
-        out = _decode(kernels.out_of_line_bitpacking_decode_blocks, where, data, bits, width, starts, sizes, counts)
+        out = located(where, kernels.out_of_line_bitpacking_decode_blocks, data, bits, width, starts, sizes, counts)
         return _fixed(out, bits)

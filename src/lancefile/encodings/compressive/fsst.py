@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ...errors import CorruptFileError
 from .. import kernels
+from ._buffers import located
 from .base import Codec, Context, decode_miniblock, decode_variable_values, register
 from .values import Var
 
@@ -20,13 +21,10 @@ __all__ = ["FsstCodec"]
 
 
 def _expand(msg, codes: Var, where: str) -> Var:
-    try:
-        symbols, lengths, compressed = kernels.fsst_parse_symbol_table(msg.symbol_table)
-        if not compressed:
-            return codes
-        data, offsets = kernels.fsst_decompress(codes.data, codes.offsets, symbols, lengths)
-    except CorruptFileError as exc:
-        raise CorruptFileError(f"{where}: {exc}") from None
+    symbols, lengths, compressed = located(where, kernels.fsst_parse_symbol_table, msg.symbol_table)
+    if not compressed:
+        return codes
+    data, offsets = located(where, kernels.fsst_decompress, codes.data, codes.offsets, symbols, lengths)
     return Var(offsets, data)
 
 

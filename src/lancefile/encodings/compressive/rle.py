@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from .. import kernels
 from ..arrowutil import range_indices
+from ._buffers import located
 from .base import Chunks, Codec, Context, register
 from .values import Fixed
 
@@ -68,16 +69,10 @@ class RleCodec(Codec):
 
     def block(self, msg, data, num_values, where):
         bits = _value_bits(msg)
-        try:
-            out = kernels.rle_block_decode(data, bits, num_values)
-        except CorruptFileError as exc:
-            raise CorruptFileError(f"{where}: {exc}") from None
+        out = located(where, kernels.rle_block_decode, data, bits, num_values)
         return Fixed(np.ascontiguousarray(out).view(np.uint8), bits, num_values)
 
     def blocks(self, msg, data, starts, sizes, counts, where):
         bits = _value_bits(msg)
-        try:
-            out = kernels.rle_block_decode_many(data, bits, starts, sizes, counts)
-        except CorruptFileError as exc:
-            raise CorruptFileError(f"{where}: {exc}") from None
+        out = located(where, kernels.rle_block_decode_many, data, bits, starts, sizes, counts)
         return Fixed(np.ascontiguousarray(out).view(np.uint8), bits, int(counts.sum()))
