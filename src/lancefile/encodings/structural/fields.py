@@ -96,8 +96,39 @@ class LeafColumn:
         return dec
 
     def read(self, sel: Selection, cache: dict) -> PagePart:
+        pieces = list(self.pages.split(sel, cache))
+        if not sel.is_range and len(pieces) > 1:
+            return self._take(pieces, sel, cache)
+        return self._read_pages(pieces, sel.count, cache)
+
+    def _take(self, pieces, sel: Selection, cache: dict) -> PagePart:
+        """A take over several pages: neighbouring mini-block pages that differ only in their
+        counts are decoded together (MiniBlockPage.take_pages), the others one by one."""
+        starts = self.pages.starts
+        groups: list[list] = []
+        for p, local in pieces:
+            dec = self.decoder(p)
+            key = getattr(dec, "batch_key", None) if not getattr(dec, "plain_width", 0) else None
+            if key is not None and groups and groups[-1][0] == key:
+                groups[-1][1].append((p, local))
+            else:
+                groups.append((key, [(p, local)]))
         parts = []
-        for p, local in self.pages.split(sel, cache):
+        for key, members in groups:
+            if key is None or len(members) == 1:
+                parts.append(self._read_pages(members, sum(local.count for _, local in members), cache))
+                continue
+            # rows numbered from the column's start, so that every page's chunks and rows agree
+            items = [(self.decoder(p), self.pages.page(p, cache), local, int(starts[p])) for p, local in members]
+            try:
+                parts.append(type(items[0][0]).take_pages(items))
+            except CorruptFileError as exc:
+                raise CorruptFileError(f"{exc} ({self.pages.label})") from None
+        return _concat_parts(parts, self.leaf.dtype, sel.count)
+
+    def _read_pages(self, pieces, count: int, cache: dict) -> PagePart:
+        parts = []
+        for p, local in pieces:
             page = self.pages.page(p, cache)
             try:
                 parts.append(self.decoder(p).read(local, page))
@@ -105,7 +136,7 @@ class LeafColumn:
                 if str(exc).startswith(page.where):
                     raise
                 raise CorruptFileError(f"{page.where}: {exc}") from None  # a kernel's message: say where
-        return _concat_parts(parts, self.leaf.dtype, sel.count)
+        return _concat_parts(parts, self.leaf.dtype, count)
 
     def pages_of(self, sel: Selection) -> str:
         """``"column 4 pages 3-5 (field 'x', file version 2.2)"``: where a selection was read."""

@@ -31,6 +31,7 @@ from .. import kernels
 from ..compressive import Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock, miniblock_buffers
 from ..compressive.values import Fixed, as_uint
 from ..page import PageData
+from ..arrowutil import concat_arrays
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
@@ -43,6 +44,8 @@ _META, _DATA, _DICT = 0, 1, 2
 # the remainder; neither can exceed the u16 level count of a chunk.
 MAX_CHUNK_VALUES = 1 << 16
 MAX_PAGE_ITEMS = 1 << 48
+# A page's decoded dictionary is kept for the reader's life when it is this small.
+KEEP_DICTIONARY_BYTES = 1 << 20
 _HEADER_ALIGN = 8
 
 
@@ -90,10 +93,18 @@ class MiniBlockPage(PageLayoutBase):
                             and not vc.flat.HasField("data") and vc.flat.bits_per_value % 8 == 0
                             and not (self.has_rep or self.has_def or self.has_dict) else 0)
         self._first_rows = None  # plain pages: each chunk's first row, as a Python list
+        self._dictionary = None  # the decoded dictionary, kept when small
+        # pages whose encodings differ only in their counts decode together (see take_pages)
+        key = type(msg)()
+        key.CopyFrom(msg)
+        key.ClearField("num_items")
+        key.ClearField("num_dictionary_items")
+        self.batch_key = key.SerializeToString(deterministic=True)
 
     def _reset(self) -> None:
         self._chunks = None
         self._first_rows = None
+        self._dictionary = None
 
     # -- chunk metadata ------------------------------------------------------------------
     def _buffers_needed(self) -> int:
@@ -164,18 +175,92 @@ class MiniBlockPage(PageLayoutBase):
         offsets, sizes, counts, completed, partial = self.chunks(page)
         chunk_ids = self._plan(sel, page)
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
-        rep, defs, entries, values = self._decode(page, chunk_ids, data, base, sizes, counts)
+        rep, defs, entries, values = self._decode(page, data, base, sizes[chunk_ids], counts[chunk_ids])
         spans = self._spans(sel, chunk_ids, rep, entries, counts, completed)
         if not self.has_dict:
             values = values_to_arrow(values, self.leaf.dtype, page.where)
             return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
         # dictionary indices: cut the rows out first, then look up only their values
+        part = select_part(rep, defs, self._indices(values, page), spans, self.leaf, sel.count, page.where)
+        part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), part.defs)
+        return part
+
+    def _indices(self, values, page) -> pa.Array:
         bits = getattr(values, "bits", 0)
         if bits not in (8, 16, 32, 64):
             raise page.error("dictionary indices must be 8, 16, 32 or 64-bit integers")
-        indices = pa.array(as_uint(values, bits, f"{page.where}: dictionary indices"))
-        part = select_part(rep, defs, indices, spans, self.leaf, sel.count, page.where)
-        part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), part.defs)
+        return pa.array(as_uint(values, bits, f"{page.where}: dictionary indices"))
+
+    @staticmethod
+    def take_pages(items: list) -> PagePart:
+        """Rows of several pages with one encoding (``batch_key``), decoded in one pass.
+
+        ``items``: ``(decoder, page, page-local sorted unique rows, first row of the page in the
+        read)``. The chunks every page needs are fetched in one batch of requests and decoded
+        together, so a take that touches 20 pages pays one page's Python, not 20.
+        """
+        dec0, page0 = items[0][0], items[0][1]
+        leaf = dec0.leaf
+        ranges, bases, sizes_all, counts_all, first_rows, breaks, wanted, chunk_item = [], [], [], [], [], [], [], []
+        pos = 0
+        for k, (dec, page, local, row0) in enumerate(items):
+            offsets, sizes, counts, completed, _ = dec.chunks(page)
+            ids = dec._plan(local, page)
+            data_ref = page.ref(_DATA)
+            runs = np.split(ids, np.flatnonzero(np.diff(ids) > 1) + 1)
+            for run in runs:
+                start = int(offsets[run[0]])
+                length = int(offsets[run[-1]] + sizes[run[-1]]) - start
+                ranges.append((data_ref.position + start, length))
+                bases.append(offsets[run] - start + pos)
+                pos += length
+                brk = np.zeros(len(run), bool)
+                brk[0] = True
+                breaks.append(brk)
+            ended = completed if leaf.max_rep else counts
+            first_rows.append(row0 + (np.cumsum(ended) - ended)[ids])
+            sizes_all.append(sizes[ids])
+            counts_all.append(counts[ids])
+            wanted.append(local.indices + row0)
+            chunk_item.append(np.full(len(ids), k))
+        blocks = page0.layout.source.read_many(ranges)
+        data = np.frombuffer(b"".join(blocks), np.uint8) if len(blocks) > 1 else np.frombuffer(blocks[0], np.uint8)
+        base, counts = np.concatenate(bases), np.concatenate(counts_all)
+        where = f"{page0.where.split(' page ')[0]} pages {items[0][1].page_index}-{items[-1][1].page_index}"
+        try:
+            rep, defs, entries, values = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from None
+        first_row, rows = np.concatenate(first_rows), np.concatenate(wanted)
+        if leaf.max_rep:
+            try:
+                starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, np.concatenate(breaks), rows)
+            except ValueError as exc:
+                raise CorruptFileError(f"{where}: {exc}") from None
+        else:
+            chunk = np.searchsorted(first_row, rows, side="right") - 1
+            starts = (np.cumsum(entries) - entries)[chunk] + rows - first_row[chunk]
+            lengths = np.ones(len(rows), np.int64)
+        spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
+        n_rows = len(rows)
+        if not dec0.has_dict:
+            return select_part(rep, defs, values_to_arrow(values, leaf.dtype, page0.where), spans, leaf, n_rows, where)
+        part = select_part(rep, defs, dec0._indices(values, page0), spans, leaf, n_rows, where)
+        # each page has its own dictionary: look its rows up in it
+        item_rows = [len(it[2].indices) for it in items]
+        row_cuts = np.cumsum([0] + item_rows)
+        entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
+        if part.defs is None:  # every entry holds a value
+            value_cuts = entry_cuts
+        else:
+            value_cuts = np.concatenate([[0], np.cumsum(part.defs <= leaf.max_visible)])[entry_cuts]
+        idx = part.values.to_numpy(zero_copy_only=False)
+        pieces = []
+        for k, (dec, page, _, _) in enumerate(items):
+            a, b = int(value_cuts[k]), int(value_cuts[k + 1])
+            d = None if part.defs is None else part.defs[entry_cuts[k] : entry_cuts[k + 1]]
+            pieces.append(dec._resolve_dictionary(page, idx[a:b], d))
+        part.values = concat_arrays(pieces, leaf.dtype)
         return part
 
     def _read_plain(self, sel: Selection, page: PageData) -> PagePart:
@@ -228,7 +313,13 @@ class MiniBlockPage(PageLayoutBase):
             items = decode_block(self.msg.dictionary, page.read(_DICT), n, page.where)
             return values_to_arrow(items, dtype.value_type if is_dict else dtype, page.where)
 
-        items = page.cached("dictionary", load)
+        # small dictionaries stay with the page for the reader's life (later takes reuse them);
+        # large ones only for one read
+        items = self._dictionary
+        if items is None:
+            items = page.cached("dictionary", load)
+            if items.nbytes <= KEEP_DICTIONARY_BYTES:
+                self._dictionary = items
         idx = indices.astype(np.int64)
         if n == 0:  # nothing to look up: every value must be null
             valid = (np.ones(len(idx), bool) if defs is None else defs[defs <= self.leaf.max_visible] == 0)
@@ -265,13 +356,12 @@ class MiniBlockPage(PageLayoutBase):
         base = np.concatenate([offsets[r] - offsets[r[0]] + b for r, b in zip(runs, run_base)])
         return data, base
 
-    def _decode(self, page, chunk_ids, data, base, sizes, counts):
-        """Levels (concatenated), level entries per chunk, and the values of the chunks."""
-        ids = chunk_ids
-        counts = counts[ids]
+    def _decode(self, page, data, base, sizes, counts):
+        """Levels (concatenated), level entries per chunk, and the values of chunks that start at
+        ``base`` in ``data`` (``sizes``, ``counts``: theirs)."""
         try:
             num_levels, rep_at, rep_size, def_at, def_size, buf_starts, buf_sizes = kernels.miniblock_headers(
-                data, base, base + sizes[ids], self.has_rep, self.has_def, self.word, self.num_buffers)
+                data, base, base + sizes, self.has_rep, self.has_def, self.word, self.num_buffers)
         except CorruptFileError as exc:
             raise page.error(str(exc)) from None
         levels = self.has_rep or self.has_def
