@@ -187,3 +187,32 @@ def test_page_dictionary_read_once_across_chunks(tmp_path, monkeypatch):
     got = reader.read_all(batch_size=100).to_table()
     assert got.equals(t)
     assert sum(1 for off, _ in src.ranges if off == items.position) == 1, src.ranges[:5]
+
+
+def test_read_spans_coalesces_near_ranges_and_keeps_order():
+    from lancefile.io import COALESCE_GAP, read_spans
+
+    data = bytes(range(256)) * 400  # 102,400 bytes
+    src = CountingSource(InMemorySource(data))
+    far = 3 * COALESCE_GAP
+    starts = [far + 10, 5, 7, 60_000, 20, far + 10]  # unsorted, overlapping, repeated
+    lengths = [100, 10, 3, 50, 0, 4]
+    buf, at = read_spans(src, starts, lengths)
+    for s, n, a in zip(starts, lengths, at):
+        assert bytes(buf[a : a + n]) == data[s : s + n]
+    assert src.requests == 3  # [5, 27) with its neighbours, [far+10, far+110), [60000, 60050)
+    assert len(buf) <= sum(lengths) + 2 * COALESCE_GAP
+
+
+def test_read_spans_refuses_ranges_outside_the_source_before_allocating():
+    from lancefile.errors import CorruptFileError
+    from lancefile.io import read_spans
+
+    src = CountingSource(InMemorySource(bytes(100)))
+    with pytest.raises(CorruptFileError, match="outside the file of 100 bytes"):
+        read_spans(src, [0, 90], [10, 1 << 40])
+    with pytest.raises(CorruptFileError, match="outside"):
+        read_spans(src, [-1], [5])
+    assert src.requests == 0
+    buf, at = read_spans(src, [], [])
+    assert len(buf) == 0 and len(at) == 0

@@ -305,3 +305,48 @@ def test_oracle_list_levels(oracle_dir):
     assert int((defs == 2).sum()) == sum(r == [] for r in rows)  # empty list = base + 2
     flat = [x for r in rows if r for x in r]
     np.testing.assert_array_equal(vals, flat)
+
+
+# --------------------------------------------------------------------------------------
+# Taking single values out of InlineBitpacking chunks
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32, 64])
+def test_inline_bitpacking_take_chunks_matches_full_decode(bits):
+    # every width 0..T appears in some 1024-value group; chunks of odd sizes (partial groups)
+    rng = np.random.default_rng(bits)
+    dtype = np.dtype(f"uint{bits}")
+    pieces, offsets, sizes, counts = [], [], [], []
+    pos = 0
+    for width in range(bits + 1):
+        n = int(rng.choice([1, 17, 1024, 1500, 3072]))
+        hi = (1 << width) - 1
+        v = (rng.integers(0, 1 << 62, n, dtype=np.uint64) & np.uint64(hi)).astype(dtype) if width < 64 \
+            else rng.integers(0, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        buf = k.inline_bitpacking_encode(v)
+        pieces.append(b"\xab" * 8 + buf + b"\x00" * (-len(buf) % 8))
+        offsets.append(pos + 8)
+        sizes.append(len(buf))
+        counts.append(n)
+        pos += len(pieces[-1])
+    page = b"".join(pieces)
+    full = k.inline_bitpacking_decode_chunks(page, bits, offsets, counts, sizes)
+    positions = np.sort(rng.choice(full.size, size=min(full.size, 4000), replace=False))
+    got = k.inline_bitpacking_take_chunks(page, bits, offsets, counts, sizes, positions)
+    assert got.dtype == full.dtype
+    np.testing.assert_array_equal(got, full[positions])
+    every = k.inline_bitpacking_take_chunks(page, bits, offsets, counts, sizes, np.arange(full.size))
+    np.testing.assert_array_equal(every, full)
+    assert k.inline_bitpacking_take_chunks(page, bits, offsets, counts, sizes, []).size == 0
+
+
+def test_inline_bitpacking_take_chunks_checks_its_input():
+    v = np.arange(2000, dtype=np.uint32)
+    buf = k.inline_bitpacking_encode(v)
+    with pytest.raises(InvalidInputError, match="positions"):
+        k.inline_bitpacking_take_chunks(buf, 32, [0], [2000], [len(buf)], [2000])
+    with pytest.raises(CorruptFileError, match="InlineBitpacking"):  # the second group's header is cut off
+        k.inline_bitpacking_take_chunks(buf[:600], 32, [0], [2000], [600], [0])
+    with pytest.raises(CorruptFileError, match="whole 32-bit words"):
+        k.inline_bitpacking_take_chunks(buf, 32, [2], [2000], [len(buf) - 4], [0])

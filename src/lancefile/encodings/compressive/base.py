@@ -40,7 +40,7 @@ from ..registry import COMPRESSIVE
 from .values import Values, concat
 
 __all__ = ["Context", "Chunks", "Codec", "register", "check_tree", "decode_miniblock", "decode_block",
-           "decode_blocks", "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "describe"]
+           "decode_blocks", "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "take_miniblock", "describe"]
 
 
 class Context(enum.Enum):
@@ -121,6 +121,11 @@ class Codec:
     def miniblock(self, msg, chunks: Chunks, first: int) -> Values:
         raise NotImplementedError
 
+    def miniblock_take(self, msg, chunks: Chunks, first: int, positions: np.ndarray) -> Values | None:
+        """Only the values at ``positions`` (sorted indices into what :meth:`miniblock` returns),
+        for codecs that can find a value without decoding its whole chunk; None otherwise."""
+        return None
+
     def block(self, msg, data: np.ndarray, num_values: int, where: str) -> Values:
         raise NotImplementedError
 
@@ -177,6 +182,13 @@ def miniblock_buffers(enc, where: str) -> int:
 def decode_miniblock(enc, chunks: Chunks, first: int = 0) -> Values:
     sub, codec = _codec(enc, chunks.where)
     return codec.miniblock(sub, chunks, first)
+
+
+def take_miniblock(enc, chunks: Chunks, positions: np.ndarray) -> Values | None:
+    """The values at ``positions`` of the chunks, or None when the encoding can only decode
+    whole chunks (then decode them with :func:`decode_miniblock` and pick)."""
+    sub, codec = _codec(enc, chunks.where)
+    return codec.miniblock_take(sub, chunks, 0, positions)
 
 
 def decode_block(enc, data, num_values: int, where: str) -> Values:

@@ -59,6 +59,14 @@ class InlineBitpackingCodec(Codec):
                       chunks.starts[first], chunks.counts, chunks.sizes[first])
         return _fixed(out, bits)
 
+    def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
+        if msg.HasField("values"):  # compressed buffers: whole chunks must be inflated anyway
+            return None
+        bits = int(msg.uncompressed_bits_per_value)
+        out = located(chunks.where, kernels.inline_bitpacking_take_chunks, chunks.data, bits,
+                      chunks.starts[first], chunks.counts, chunks.sizes[first], positions)
+        return _fixed(out, bits)
+
     def block(self, msg, data, num_values, where):
         bits = _bits(msg, where)
         if msg.HasField("values"):

@@ -35,6 +35,7 @@ __all__ = [
     "inline_bitpacking_encode",
     "inline_bitpacking_decode",
     "inline_bitpacking_decode_chunks",
+    "inline_bitpacking_take_chunks",
     "out_of_line_bitpacking_encode",
     "out_of_line_bitpacking_decode",
     "out_of_line_bitpacking_decode_blocks",
@@ -117,6 +118,48 @@ def _k_fl_unpack(words, word_starts, widths, T, out):
     # Chunk c (width widths[c], words from word_starts[c]) -> out[c*1024 : (c+1)*1024].
     for c in range(widths.shape[0]):
         _fl_unpack_one(words, word_starts[c], widths[c], T, out, c * 1024)
+
+
+@_Kernel
+def _k_fl_unpack_into(words, word_starts, widths, T, out_pos, out_n, out, scratch):
+    # Like _k_fl_unpack, but group c's first out_n[c] values go to out[out_pos[c]:]: the
+    # padding of a partial group is dropped as it is unpacked (via ``scratch``, 1024 values).
+    for c in range(widths.shape[0]):
+        n = out_n[c]
+        if n == 1024:
+            _fl_unpack_one(words, word_starts[c], widths[c], T, out, out_pos[c])
+        else:
+            _fl_unpack_one(words, word_starts[c], widths[c], T, scratch, 0)
+            p = out_pos[c]
+            for i in range(n):
+                out[p + i] = scratch[i]
+
+
+@_Kernel
+def _k_fl_gather(words, word_starts, widths, T, groups, idx, out):
+    # out[j] = value idx[j] (0..1023) of group groups[j], read straight from its packed words:
+    # value i sits in lane i % lanes, row FL_ORDER[(i % 128 - lane) / 16] * 8 + i / 128
+    # (FL_ORDER is its own inverse), at bit row * W of that lane's stream.
+    lanes = 1024 // T
+    for j in range(groups.shape[0]):
+        g = groups[j]
+        i = idx[j]
+        W = widths[g]
+        if W == 0:
+            out[j] = 0
+            continue
+        lane = i % lanes
+        row = _FL_ORDER[((i & 127) - lane) >> 4] * 8 + (i >> 7)
+        bit = row * W
+        k = bit // T
+        s = bit - k * T
+        src = word_starts[g] + lanes * k + lane
+        v = np.uint64(words[src]) >> np.uint64(s)
+        if s + W > T:
+            v |= np.uint64(words[src + lanes]) << np.uint64(T - s)
+        if W < 64:
+            v &= (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+        out[j] = v
 
 
 @_Kernel
@@ -406,12 +449,55 @@ def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values, by
         raise CorruptFileError(f"InlineBitpacking chunk buffers must be whole {bits}-bit words")
     starts, widths = _inline_scan(words, offsets // dtype.itemsize, limits, groups, dtype.itemsize * 8, "chunk",
                                   exact=byte_sizes is not None)
-    values = _unpack_chunks(words, starts, widths, dtype)
     if np.array_equal(counts[:-1], groups[:-1] * FASTLANES_CHUNK):  # only the last chunk is partial
-        return values[: int(counts.sum())]
-    first_value = (np.cumsum(groups) - groups) * FASTLANES_CHUNK  # of each chunk in ``values``
-    out_start = np.cumsum(counts) - counts
-    return values[np.arange(int(counts.sum())) + np.repeat(first_value - out_start, counts)]
+        return _unpack_chunks(words, starts, widths, dtype)[: int(counts.sum())]
+    # chunks of any size: each 1024-value group goes straight to its place, padding dropped
+    n_groups = int(groups.sum())
+    group_chunk = np.repeat(np.arange(len(groups)), groups)
+    within = np.arange(n_groups) - (np.cumsum(groups) - groups)[group_chunk]  # group index in its chunk
+    out_pos = (np.cumsum(counts) - counts)[group_chunk] + within * FASTLANES_CHUNK
+    out_n = np.minimum(counts[group_chunk] - within * FASTLANES_CHUNK, FASTLANES_CHUNK)
+    out = empty(int(counts.sum()), dtype)
+    if n_groups:
+        _k_fl_unpack_into(words, starts, widths, dtype.itemsize * 8, out_pos, out_n, out,
+                          np.empty(FASTLANES_CHUNK, dtype))
+    return out
+
+
+def inline_bitpacking_take_chunks(buf, bits: int, byte_offsets, num_values, byte_sizes, positions) -> np.ndarray:
+    """Only some values of the chunks :func:`inline_bitpacking_decode_chunks` would decode.
+
+    ``positions``: indices into that function's output (all chunks' values back to back),
+    each below ``sum(num_values)``. Every chunk's group headers are still checked; only the
+    wanted values are unpacked, each read straight from its packed words, so a point lookup
+    costs the same whatever the chunk size. Returns ``len(positions)`` values, in order.
+    """
+    dtype = _uint_dtype(bits)
+    raw, words = _inline_words(buf, dtype)
+    offsets = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(byte_sizes, dtype=np.int64).reshape(-1)
+    counts = np.asarray(num_values, dtype=np.int64).reshape(-1)
+    pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+    if offsets.shape != counts.shape or sizes.shape != counts.shape or (counts < 0).any():
+        raise InvalidInputError("byte_offsets, byte_sizes and num_values must be equally long, with counts >= 0")
+    first = np.cumsum(counts) - counts
+    if len(pos) and (pos.min() < 0 or pos.max() >= int(counts.sum())):
+        raise InvalidInputError(f"positions must lie in 0..{int(counts.sum()) - 1}")
+    bad = (offsets % dtype.itemsize != 0) | (offsets < 0) | (offsets > raw.size) | (sizes % dtype.itemsize != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CorruptFileError(f"InlineBitpacking chunk {i} (byte {offsets[i]}, {sizes[i]} bytes) is not made of "
+                               f"whole {bits}-bit words inside the {raw.size}-byte buffer")
+    groups = -(-counts // FASTLANES_CHUNK)
+    starts, widths = _inline_scan(words, offsets // dtype.itemsize, (offsets + sizes) // dtype.itemsize, groups,
+                                  dtype.itemsize * 8, "chunk", exact=True)
+    chunk = np.searchsorted(first, pos, side="right") - 1
+    within = pos - first[chunk]
+    group = (np.cumsum(groups) - groups)[chunk] + within // FASTLANES_CHUNK
+    out = empty(len(pos), dtype)
+    if len(pos):
+        _k_fl_gather(words, starts, widths, dtype.itemsize * 8, group, within % FASTLANES_CHUNK, out)
+    return out
 
 
 def inline_bitpacking_decode_py(buf, bits: int, num_values: int) -> np.ndarray:

@@ -27,8 +27,10 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
+from ...io import read_spans
 from .. import kernels
-from ..compressive import Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock, miniblock_buffers
+from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock,
+                           miniblock_buffers, take_miniblock)
 from ..compressive.values import Fixed, as_uint
 from ..page import PageData
 from ..arrowutil import concat_arrays
@@ -175,8 +177,15 @@ class MiniBlockPage(PageLayoutBase):
         offsets, sizes, counts, completed, partial = self.chunks(page)
         chunk_ids = self._plan(sel, page)
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
-        rep, defs, entries, values = self._decode(page, data, base, sizes[chunk_ids], counts[chunk_ids])
-        spans = self._spans(sel, chunk_ids, rep, entries, counts, completed)
+        positions = None
+        if not sel.is_range and not self.leaf.max_rep:  # entries are values: known before decoding
+            positions = self._spans(sel, chunk_ids, None, counts[chunk_ids], counts, completed).starts
+        rep, defs, entries, values, taken = self._decode(page, data, base, sizes[chunk_ids], counts[chunk_ids],
+                                                         positions)
+        if taken:
+            spans = EntrySpans(np.zeros(1, np.int64), np.array([sel.count], np.int64))
+        else:
+            spans = self._spans(sel, chunk_ids, rep, entries, counts, completed)
         if not self.has_dict:
             values = values_to_arrow(values, self.leaf.dtype, page.where)
             return select_part(rep, defs, values, spans, self.leaf, sel.count, page.where)
@@ -201,46 +210,42 @@ class MiniBlockPage(PageLayoutBase):
         """
         dec0, page0 = items[0][0], items[0][1]
         leaf = dec0.leaf
-        ranges, bases, sizes_all, counts_all, first_rows, breaks, wanted, chunk_item = [], [], [], [], [], [], [], []
-        pos = 0
-        for k, (dec, page, local, row0) in enumerate(items):
+        at_all, sizes_all, counts_all, first_rows, breaks, wanted = [], [], [], [], [], []
+        for dec, page, local, row0 in items:
             offsets, sizes, counts, completed, _ = dec.chunks(page)
             ids = dec._plan(local, page)
-            data_ref = page.ref(_DATA)
-            runs = np.split(ids, np.flatnonzero(np.diff(ids) > 1) + 1)
-            for run in runs:
-                start = int(offsets[run[0]])
-                length = int(offsets[run[-1]] + sizes[run[-1]]) - start
-                ranges.append((data_ref.position + start, length))
-                bases.append(offsets[run] - start + pos)
-                pos += length
-                brk = np.zeros(len(run), bool)
-                brk[0] = True
-                breaks.append(brk)
+            at_all.append(page.ref(_DATA).position + offsets[ids])
+            brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks begins
+            brk[1:] = np.diff(ids) > 1
+            breaks.append(brk)
             ended = completed if leaf.max_rep else counts
             first_rows.append(row0 + (np.cumsum(ended) - ended)[ids])
             sizes_all.append(sizes[ids])
             counts_all.append(counts[ids])
             wanted.append(local.indices + row0)
-            chunk_item.append(np.full(len(ids), k))
-        blocks = page0.layout.source.read_many(ranges)
-        data = np.frombuffer(b"".join(blocks), np.uint8) if len(blocks) > 1 else np.frombuffer(blocks[0], np.uint8)
-        base, counts = np.concatenate(bases), np.concatenate(counts_all)
+        # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
+        data, base = read_spans(page0.layout.source, np.concatenate(at_all), np.concatenate(sizes_all))
+        counts = np.concatenate(counts_all)
         where = f"{page0.where.split(' page ')[0]} pages {items[0][1].page_index}-{items[-1][1].page_index}"
+        first_row, rows = np.concatenate(first_rows), np.concatenate(wanted)
+        positions = None
+        if not leaf.max_rep:  # entries are values, one per row: known before decoding
+            chunk = np.searchsorted(first_row, rows, side="right") - 1
+            positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
         try:
-            rep, defs, entries, values = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts)
+            rep, defs, entries, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts,
+                                                             positions)
         except CorruptFileError as exc:
             raise CorruptFileError(f"{where}: {exc}") from None
-        first_row, rows = np.concatenate(first_rows), np.concatenate(wanted)
-        if leaf.max_rep:
+        if taken:  # the values and levels were cut to the rows already
+            starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
+        elif leaf.max_rep:
             try:
                 starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, np.concatenate(breaks), rows)
             except ValueError as exc:
                 raise CorruptFileError(f"{where}: {exc}") from None
         else:
-            chunk = np.searchsorted(first_row, rows, side="right") - 1
-            starts = (np.cumsum(entries) - entries)[chunk] + rows - first_row[chunk]
-            lengths = np.ones(len(rows), np.int64)
+            starts, lengths = positions, np.ones(len(rows), np.int64)
         spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
         n_rows = len(rows)
         if not dec0.has_dict:
@@ -348,17 +353,16 @@ class MiniBlockPage(PageLayoutBase):
             start = int(offsets[c0])
             data = np.frombuffer(page.read_range(_DATA, start, int(offsets[c1] + sizes[c1]) - start), np.uint8)
             return data, offsets[chunk_ids] - start
-        runs = np.split(chunk_ids, np.flatnonzero(np.diff(chunk_ids) > 1) + 1)
-        ranges = [(int(offsets[r[0]]), int(offsets[r[-1]] + sizes[r[-1]] - offsets[r[0]])) for r in runs]
-        blocks = page.read_ranges(_DATA, ranges)
-        data = np.frombuffer(b"".join(blocks), np.uint8) if len(blocks) > 1 else np.frombuffer(blocks[0], np.uint8)
-        run_base = np.cumsum([0] + [n for _, n in ranges])[:-1]
-        base = np.concatenate([offsets[r] - offsets[r[0]] + b for r, b in zip(runs, run_base)])
-        return data, base
+        ref = page.ref(_DATA)
+        return read_spans(page.layout.source, ref.position + offsets[chunk_ids], sizes[chunk_ids])
 
-    def _decode(self, page, data, base, sizes, counts):
+    def _decode(self, page, data, base, sizes, counts, positions=None):
         """Levels (concatenated), level entries per chunk, and the values of chunks that start at
-        ``base`` in ``data`` (``sizes``, ``counts``: theirs)."""
+        ``base`` in ``data`` (``sizes``, ``counts``: theirs).
+
+        ``positions`` (leaves without lists only, where entry i holds value i): the entries a
+        take wants. When the value encoding can find single values, only those are decoded and
+        the levels are cut to them too; the last item returned says whether that happened."""
         try:
             num_levels, rep_at, rep_size, def_at, def_size, buf_starts, buf_sizes = kernels.miniblock_headers(
                 data, base, base + sizes, self.has_rep, self.has_def, self.word, self.num_buffers)
@@ -372,8 +376,12 @@ class MiniBlockPage(PageLayoutBase):
         defs = self._levels(page, self.msg.def_compression, data, def_at, def_size, num_levels) if self.has_def else None
         defs = map_defs(defs, self.lut, page.where)
         chunks = Chunks(data, buf_starts, buf_sizes, counts, page.where)
+        if positions is not None and not self.leaf.max_rep:
+            values = take_miniblock(self.msg.value_compression, chunks, positions)
+            if values is not None:
+                return None, None if defs is None else defs[positions], entries, values, True
         values = decode_miniblock(self.msg.value_compression, chunks)
-        return rep, defs, entries, values
+        return rep, defs, entries, values, False
 
     def _levels(self, page, enc, data, at, size, num_levels) -> np.ndarray:
         values = decode_blocks(enc, data, at, size, num_levels, page.where)
