@@ -113,11 +113,25 @@ def _fl_unpack_one(words, base, W, T, out, obase):
                 out[dst + lane] = v & mask
 
 
+@_helper
+def _fl_unpack(words, base, W, T, out, obase):
+    # _fl_unpack_one with T as a literal: compiled, each call is specialised for its word
+    # size, whose lane loops then have a fixed length (about 2x faster than a variable T).
+    if T == 64:
+        _fl_unpack_one(words, base, W, 64, out, obase)
+    elif T == 32:
+        _fl_unpack_one(words, base, W, 32, out, obase)
+    elif T == 16:
+        _fl_unpack_one(words, base, W, 16, out, obase)
+    else:
+        _fl_unpack_one(words, base, W, 8, out, obase)
+
+
 @_Kernel
 def _k_fl_unpack(words, word_starts, widths, T, out):
     # Chunk c (width widths[c], words from word_starts[c]) -> out[c*1024 : (c+1)*1024].
     for c in range(widths.shape[0]):
-        _fl_unpack_one(words, word_starts[c], widths[c], T, out, c * 1024)
+        _fl_unpack(words, word_starts[c], widths[c], T, out, c * 1024)
 
 
 @_Kernel
@@ -127,9 +141,9 @@ def _k_fl_unpack_into(words, word_starts, widths, T, out_pos, out_n, out, scratc
     for c in range(widths.shape[0]):
         n = out_n[c]
         if n == 1024:
-            _fl_unpack_one(words, word_starts[c], widths[c], T, out, out_pos[c])
+            _fl_unpack(words, word_starts[c], widths[c], T, out, out_pos[c])
         else:
-            _fl_unpack_one(words, word_starts[c], widths[c], T, scratch, 0)
+            _fl_unpack(words, word_starts[c], widths[c], T, scratch, 0)
             p = out_pos[c]
             for i in range(n):
                 out[p + i] = scratch[i]
@@ -179,14 +193,14 @@ def _k_ool_blocks(words, word_starts, word_counts, counts, W, T, scratch, out):
             return b
         base = word_starts[b]
         for g in range(full):
-            _fl_unpack_one(words, base + g * wpc, W, T, out, pos)
+            _fl_unpack(words, base + g * wpc, W, T, out, pos)
             pos += 1024
         if tail > 0:
             if raw:
                 for i in range(tail):
                     out[pos + i] = words[base + full * wpc + i]
             else:
-                _fl_unpack_one(words, base + full * wpc, W, T, scratch, 0)
+                _fl_unpack(words, base + full * wpc, W, T, scratch, 0)
                 for i in range(tail):
                     out[pos + i] = scratch[i]
             pos += tail
