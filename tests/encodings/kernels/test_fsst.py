@@ -124,6 +124,33 @@ def test_fsst_decompress_in_two_halves(monkeypatch, bad_half):
     np.testing.assert_array_equal(offs, poffs)
 
 
+@pytest.mark.parametrize("threshold", [16, 1 << 30])  # two halves on two threads, or one
+def test_fsst_decompress_spans_reads_strings_in_place(monkeypatch, threshold):
+    """Strings scattered in a buffer (as in a full-zip page, between length words) decode
+    the same as the same strings back to back; a span outside the buffer is refused."""
+    from lancefile.encodings.kernels import fsst as fsst_module
+
+    monkeypatch.setattr(fsst_module, "PARALLEL_FSST_BYTES", threshold)
+    rng = np.random.default_rng(9)
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"cde", b"fghijklm"]))
+    sizes = rng.integers(0, 12, 400)
+    codes = rng.integers(0, 3, int(sizes.sum())).astype(np.uint8)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    gaps = rng.integers(0, 5, len(sizes))  # filler bytes (0xee: no symbol) between strings
+    buf = bytearray()
+    starts = []
+    for i, g in enumerate(gaps):
+        buf += b"\xee" * int(g)
+        starts.append(len(buf))
+        buf += codes[offsets[i] : offsets[i + 1]].tobytes()
+    data, offs = k.fsst_decompress_spans(np.frombuffer(bytes(buf), np.uint8), starts, sizes, symbols, lengths)
+    edata, eoffs = k.fsst_decompress(codes, offsets, symbols, lengths)
+    assert bytes(data) == bytes(edata)
+    np.testing.assert_array_equal(offs, eoffs)
+    with pytest.raises(CorruptFileError, match="FSST string 1 has offsets .* outside"):
+        k.fsst_decompress_spans(np.frombuffer(bytes(buf), np.uint8), [0, len(buf) - 1], [0, 5], symbols, lengths)
+
+
 def _strings(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
     words = [b"lance", b"file", b"column", b"-", b"page", b"2024", b"zebra", b"\xff\xfe", b"chunk "]

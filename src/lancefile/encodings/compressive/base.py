@@ -40,7 +40,7 @@ from ..registry import COMPRESSIVE
 from .values import Values, concat
 
 __all__ = ["Context", "Chunks", "Codec", "register", "check_tree", "decode_miniblock", "decode_block",
-           "decode_blocks", "decode_fixed_values", "decode_variable_values", "miniblock_buffers", "take_miniblock", "describe"]
+           "decode_blocks", "decode_fixed_values", "decode_variable_values", "decode_variable_spans", "miniblock_buffers", "take_miniblock", "describe"]
 
 
 class Context(enum.Enum):
@@ -146,6 +146,14 @@ class Codec:
     def variable_values(self, msg, offsets: np.ndarray, data: np.ndarray, where: str) -> Values:
         raise NotImplementedError
 
+    def variable_spans(self, msg, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, where: str) -> Values:
+        """:meth:`variable_values` of values that are not back to back: value ``i`` is
+        ``data[starts[i] : starts[i] + sizes[i]]`` (rows of a full-zip page). This default
+        gathers them first; codecs that can decode in place override it."""
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return self.variable_values(msg, offsets, kernels.gather_bytes(data, starts, sizes), where)
+
 
 def register(name: str):
     """Class decorator: register one instance of a :class:`Codec` under its oneof name."""
@@ -217,6 +225,14 @@ def decode_fixed_values(enc, rows: np.ndarray, where: str) -> Values:
 def decode_variable_values(enc, offsets: np.ndarray, data: np.ndarray, where: str) -> Values:
     sub, codec = _codec(enc, where)
     return codec.variable_values(sub, offsets, data, where)
+
+
+def decode_variable_spans(enc, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, where: str) -> Values:
+    """Variable-width values at ``data[starts[i] : starts[i] + sizes[i]]`` (checked in bounds)."""
+    if len(starts) and (int(starts.min()) < 0 or int(sizes.min()) < 0 or int((starts + sizes).max()) > len(data)):
+        raise CorruptFileError(f"{where}: a value lies outside its page ({len(data)} bytes)")
+    sub, codec = _codec(enc, where)
+    return codec.variable_spans(sub, data, starts, sizes, where)
 
 
 def describe(enc) -> str:

@@ -51,3 +51,11 @@ class FsstCodec(Codec):
 
     def variable_values(self, msg, offsets, data, where):
         return _expand(msg, decode_variable_values(msg.values, offsets, data, where), where)
+
+    def variable_spans(self, msg, data, starts, sizes, where):
+        symbols, lengths, compressed = located(where, kernels.fsst_parse_symbol_table, msg.symbol_table)
+        if not compressed or msg.values.variable.HasField("values"):
+            return super().variable_spans(msg, data, starts, sizes, where)
+        # the codes are decoded where they lie: no gathered copy of the page's codes
+        out, offsets = located(where, kernels.fsst_decompress_spans, data, starts, sizes, symbols, lengths)
+        return Var(offsets, out)

@@ -74,6 +74,7 @@ from .fsst import (
     fsst_build_symbol_table,
     fsst_compress,
     fsst_decompress,
+    fsst_decompress_spans,
     fsst_decompress_py,
     fsst_make_symbol_table,
     fsst_parse_symbol_table,

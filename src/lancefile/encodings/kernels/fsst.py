@@ -24,6 +24,7 @@ __all__ = [
     "fsst_parse_symbol_table",
     "fsst_build_symbol_table",
     "fsst_decompress",
+    "fsst_decompress_spans",
     "fsst_compress",
     "fsst_make_symbol_table",
 ]
@@ -74,15 +75,16 @@ def _fsst_tables(symbols, lengths):
 
 
 @_Kernel
-def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
-    # Pass 1: output size of every string, with every check.  Returns (status, string):
-    # 1 = bad offsets, 2 = escape as the string's last byte, 3 = code without a symbol.
+def _k_fsst_measure(codes, starts, ends, lens, n_symbols, out_offsets):
+    # Pass 1: output size of every string (string i is codes[starts[i]:ends[i]]), with
+    # every check. Returns (status, string): 1 = bad bounds, 2 = escape as the string's last
+    # byte, 3 = code without a symbol.
     ncodes = codes.shape[0]
     total = 0
     out_offsets[0] = 0
-    for i in range(offsets.shape[0] - 1):
-        p = offsets[i]
-        end = offsets[i + 1]
+    for i in range(starts.shape[0]):
+        p = starts[i]
+        end = ends[i]
         if p < 0 or end < p or end > ncodes:
             return 1, i
         while p < end:
@@ -102,30 +104,32 @@ def _k_fsst_measure(codes, offsets, lens, n_symbols, out_offsets):
 
 
 @_Kernel
-def _k_fsst_fill(codes, start, end, sym_u64, lens, out):
-    # Pass 2: write the strings (back to back) of codes[start:end] into all of ``out``; the
-    # input was validated by _k_fsst_measure. A symbol's 8 bytes are stored at once (one
-    # unaligned store) while 8 bytes fit in ``out``, then byte by byte, so a half decoded on
-    # another thread never writes into its neighbour's bytes.
+def _k_fsst_fill(codes, starts, ends, sym_u64, lens, out):
+    # Pass 2: write the strings back to back into all of ``out``; the input was validated by
+    # _k_fsst_measure. A symbol's 8 bytes are stored at once (one unaligned store) while 8
+    # bytes fit in ``out``, then byte by byte, so a half decoded on another thread never
+    # writes into its neighbour's bytes.
     pos = 0
-    p = start
     limit = out.shape[0] - 8
-    while p < end:
-        c = codes[p]
-        if c == 255:
-            out[pos] = codes[p + 1]
-            pos += 1
-            p += 2
-        elif pos > limit:
-            v = sym_u64[c]
-            for k in range(lens[c]):
-                out[pos + k] = (v >> (8 * k)) & 0xFF
-            pos += lens[c]
-            p += 1
-        else:
-            store_u64(out, pos, sym_u64[c])
-            pos += lens[c]
-            p += 1
+    for i in range(starts.shape[0]):
+        p = starts[i]
+        end = ends[i]
+        while p < end:
+            c = codes[p]
+            if c == 255:
+                out[pos] = codes[p + 1]
+                pos += 1
+                p += 2
+            elif pos > limit:
+                v = sym_u64[c]
+                for k in range(lens[c]):
+                    out[pos + k] = (v >> (8 * k)) & 0xFF
+                pos += lens[c]
+                p += 1
+            else:
+                store_u64(out, pos, sym_u64[c])
+                pos += lens[c]
+                p += 1
 
 
 # Below this many code bytes, one thread decodes (a thread costs more than it saves).
@@ -148,34 +152,59 @@ def fsst_decompress(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.nd
     :class:`CorruptFileError`.  The output size is measured first (one validating pass), so
     nothing is over-allocated.
     """
-    codes = _byte_view(codes)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64).reshape(-1)
-    sym_bytes, lens, n = _fsst_tables(symbols, lengths)
     if offsets.size == 0:
+        return np.empty(0, np.uint8), np.zeros(1, np.int64)
+    return _decompress(_byte_view(codes), offsets[:-1], offsets[1:], symbols, lengths)
+
+
+def fsst_decompress_spans(data, starts, sizes, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fsst_decompress` of strings that are not back to back: string i is
+    ``data[starts[i] : starts[i] + sizes[i]]`` (e.g. the rows of a full-zip page, between
+    their length words), read in place rather than gathered first.
+
+    Example::
+
+        >>> syms, lens = [int.from_bytes(b"hello", "little"), ord(" ")], [5, 1]
+        >>> data, offs = fsst_decompress_spans(bytes([0, 46, 46, 1, 0]), [0, 3, 4], [1, 1, 1], syms, lens)
+        >>> bytes(data), offs.tolist()
+        (b'hello hello', [0, 5, 6, 11])
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    if starts.shape != sizes.shape:
+        raise InvalidInputError("starts and sizes must be equally long")
+    return _decompress(_byte_view(data), starts, starts + sizes, symbols, lengths)
+
+
+def _decompress(codes, starts, ends, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
+    sym_bytes, lens, n = _fsst_tables(symbols, lengths)
+    count = starts.size
+    if count == 0:
         return np.empty(0, np.uint8), np.zeros(1, np.int64)
     sym_u64 = sym_bytes.view("<u8").reshape(-1)
     # Large inputs are decoded in two halves on two threads (the kernels release the GIL).
-    halves = 2 if offsets[-1] - offsets[0] >= PARALLEL_FSST_BYTES and offsets.size > 2 else 1
-    cuts = [offsets.size * k // halves for k in range(halves)] + [offsets.size - 1]
-    parts = [(offsets[a : b + 1], np.empty(b - a + 1, dtype=np.int64)) for a, b in zip(cuts[:-1], cuts[1:])]
+    halves = 2 if count > 1 and int(ends[-1]) - int(starts[0]) >= PARALLEL_FSST_BYTES else 1
+    cuts = [count * k // halves for k in range(halves + 1)]
+    parts = [(starts[a:b], ends[a:b], np.empty(b - a + 1, dtype=np.int64)) for a, b in zip(cuts[:-1], cuts[1:])]
 
     def measure(part):
-        return _k_fsst_measure(codes, part[0], lens, n, part[1])
+        return _k_fsst_measure(codes, part[0], part[1], lens, n, part[2])
 
     for k, (status, where) in enumerate(run_parallel(measure, parts)):
         if status:
             where += cuts[k]
             raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
-    sizes = [int(o[-1]) for _, o in parts]
+    sizes = [int(p[2][-1]) for p in parts]
     data = empty(sum(sizes), np.uint8)
-    starts = np.cumsum([0] + sizes)
+    out_at = np.cumsum([0] + sizes)
 
     def fill(k):
-        offs = parts[k][0]
-        _k_fsst_fill(codes, offs[0], offs[-1], sym_u64, lens, data[starts[k] : starts[k + 1]])
+        s, e, _ = parts[k]
+        _k_fsst_fill(codes, s, e, sym_u64, lens, data[out_at[k] : out_at[k + 1]])
 
     run_parallel(fill, range(len(parts)))
-    out_offsets = np.concatenate([parts[0][1]] + [o[1:] + starts[k] for k, (_, o) in enumerate(parts) if k])
+    out_offsets = np.concatenate([parts[0][2]] + [p[2][1:] + out_at[k] for k, p in enumerate(parts) if k])
     return data, out_offsets
 
 

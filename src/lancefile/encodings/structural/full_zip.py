@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import CorruptFileError
 from .. import kernels
-from ..compressive import Context, check_tree, decode_fixed_values, decode_variable_values
+from ..compressive import Context, check_tree, decode_fixed_values, decode_variable_spans
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
@@ -164,7 +164,4 @@ class FullZipPage(PageLayoutBase):
         visible = np.ones(len(vlen), dtype=bool) if defs is None else defs <= self.max_visible
         lengths = np.where(vlen[visible] >= 0, vlen[visible], 0)
         starts = np.where(vlen[visible] >= 0, vstart[visible], 0)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        body = kernels.gather_bytes(data, starts, lengths)
-        return decode_variable_values(ce, offsets, body, page.where)
+        return decode_variable_spans(ce, data, starts, lengths, page.where)
