@@ -278,7 +278,7 @@ KNOWN: dict[str, Known] = {
         signature="huge-allocation | MemoryError | lancefile/encodings/structural/constant.py (_all_levels)"),
     "list-page-num-items-huge": Known(
         "map-2.2", _layout(2, ["mini_block_layout", "num_items"], 2**63 - 1), "forge-layout",
-        signature="huge-allocation | MemoryError (64 PiB) | lancefile/encodings/kernels/fastlanes.py (_inline_scan): "
+        signature="huge-allocation | MemoryError (64 PiB) | lancefile/encodings/kernels/bitpacking.py (_inline_scan): "
                   "a list page's num_items is not checked before allocating"),
     # messages without the file, or without the page
     "flat-levels-too-short": Known(

@@ -1,4 +1,4 @@
-"""Tests of lancefile.encodings.kernels.fastlanes: FastLanes, InlineBitpacking,
+"""Tests of lancefile.encodings.kernels.fastlanes and .bitpacking: FastLanes, InlineBitpacking,
 OutOfLineBitpacking and the 2.0 BitpackedForNonNeg (exact bytes, properties, pylance pages)."""
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ the tests use the twins to cross-check the compiled kernels.
 
 Modules (each docstring gives its byte layout; all layouts are little-endian):
 
-* ``fastlanes``: FastLanes pack/unpack, InlineBitpacking and OutOfLineBitpacking (2.1),
-  and the 2.0 ``BitpackedForNonNeg`` (FastLanes at one width).
+* ``fastlanes``: FastLanes pack/unpack and the 2.0 ``BitpackedForNonNeg`` (FastLanes
+  at one width).
+* ``bitpacking``: InlineBitpacking and OutOfLineBitpacking (2.1+), built on FastLanes.
 * ``bitpacked``: the 2.0 ``Bitpacked`` layout, value i at bit i*W, LSB first.
 * ``fsst``: FSST symbol tables, decompression, training and compression.
 * ``rle``: runs of at most 255 values, and the 2.2 RLE level frame.
@@ -39,12 +40,23 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, rle
+from . import _common, bitmap, bitpacked, bitpacking, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
 from .bitmap import pack_bits_lsb, unpack_bits_lsb, unpack_bits_lsb_py
 from .bitpacked import bitpacked_sequential_decode, bitpacked_sequential_decode_py, bitpacked_sequential_encode
+from .bitpacking import (
+    inline_bitpacking_decode,
+    inline_bitpacking_decode_chunks,
+    inline_bitpacking_decode_py,
+    inline_bitpacking_encode,
+    inline_bitpacking_take_chunks,
+    out_of_line_bitpacking_decode,
+    out_of_line_bitpacking_decode_blocks,
+    out_of_line_bitpacking_decode_py,
+    out_of_line_bitpacking_encode,
+)
 from .bss import byte_stream_split_decode, byte_stream_split_decode_py, byte_stream_split_encode
 from .fastlanes import (
     FASTLANES_CHUNK,
@@ -57,15 +69,6 @@ from .fastlanes import (
     fastlanes_unpack,
     fastlanes_unpack_py,
     fastlanes_words_per_chunk,
-    inline_bitpacking_decode,
-    inline_bitpacking_decode_chunks,
-    inline_bitpacking_decode_py,
-    inline_bitpacking_encode,
-    inline_bitpacking_take_chunks,
-    out_of_line_bitpacking_decode,
-    out_of_line_bitpacking_decode_blocks,
-    out_of_line_bitpacking_decode_py,
-    out_of_line_bitpacking_encode,
 )
 from .fsst import (
     FSST_ESCAPE,
@@ -88,6 +91,7 @@ from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block
 # Each module lists its own public names; the package's surface is their union.
 __all__: list[str] = []
 __all__ += fastlanes.__all__
+__all__ += bitpacking.__all__
 __all__ += bitpacked.__all__
 __all__ += fsst.__all__
 __all__ += rle.__all__
