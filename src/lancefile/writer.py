@@ -201,6 +201,9 @@ class LanceFileWriter:
             data_cache_bytes=DEFAULT_DATA_CACHE_BYTES if data_cache_bytes is None else data_cache_bytes,
             alignment=alignment,
         )
+        if self.version.grammar is not None and alignment < PAGE_ALIGNMENT:
+            raise InvalidInputError(f"Lance {self.version.name} files need page buffers aligned to at least "
+                                    f"{PAGE_ALIGNMENT} bytes, not {alignment}")
         self.path = os.fspath(path)
         directory = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(directory):

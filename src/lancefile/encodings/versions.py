@@ -41,7 +41,7 @@ class VersionCodec:
     describe_page: Callable
 
 
-def _v2_0() -> VersionCodec:
+def _v2_0(info: VersionInfo) -> VersionCodec:
     from .._proto import encodings_v2_0_pb2 as pb
     from ..format.container import ARRAY_ENCODING_URL
     from .v2_0.encoder import build_encoder, column_encodings
@@ -53,17 +53,20 @@ def _v2_0() -> VersionCodec:
                         ARRAY_ENCODING_URL, pb.ArrayEncoding, describe_array)
 
 
-def _structural() -> VersionCodec:
+def _structural(info: VersionInfo) -> VersionCodec:
+    from functools import partial
+
     from .._proto import encodings_v2_1_pb2 as pb
     from . import compressive, structural  # noqa: F401  (registers the codecs and page layouts)
+    from .structural.encoder import build_encoder, column_encodings
     from .structural.fields import PAGE_LAYOUT_URL, assign_columns, build_reader
     from .structural.summary import describe_page
 
-    return VersionCodec("2.1+", assign_columns, build_reader, None, None, PAGE_LAYOUT_URL, pb.PageLayout,
-                        describe_page)
+    return VersionCodec(info.name, assign_columns, build_reader, partial(build_encoder, grammar=info.grammar),
+                        column_encodings, PAGE_LAYOUT_URL, pb.PageLayout, describe_page)
 
 
-_CODECS: dict[FileVersion, Callable[[], VersionCodec]] = {
+_CODECS: dict[FileVersion, Callable[[VersionInfo], VersionCodec]] = {
     FileVersion.V2_0: _v2_0,
     FileVersion.V2_1: _structural,
     FileVersion.V2_2: _structural,
@@ -74,4 +77,4 @@ def codec_for(version: VersionInfo) -> VersionCodec:
     make = _CODECS.get(version.version)
     if make is None:
         raise UnsupportedVersionError(f"Lance file version {version.name} has no encoding layer in lancefile yet")
-    return make()
+    return make(version)

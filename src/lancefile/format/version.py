@@ -97,8 +97,8 @@ class VersionInfo:
 # The single source of truth. Flip readable/writable as versions are implemented.
 VERSIONS: dict[FileVersion, VersionInfo] = {
     FileVersion.V2_0: VersionInfo(FileVersion.V2_0, (0, 3), ((0, 3), (2, 0)), True, True),
-    FileVersion.V2_1: VersionInfo(FileVersion.V2_1, (2, 1), ((2, 1),), True, False, GRAMMAR_2_1),
-    FileVersion.V2_2: VersionInfo(FileVersion.V2_2, (2, 2), ((2, 2),), True, False, GRAMMAR_2_2),
+    FileVersion.V2_1: VersionInfo(FileVersion.V2_1, (2, 1), ((2, 1),), True, True, GRAMMAR_2_1),
+    FileVersion.V2_2: VersionInfo(FileVersion.V2_2, (2, 2), ((2, 2),), True, True, GRAMMAR_2_2),
     FileVersion.V2_3: VersionInfo(FileVersion.V2_3, (2, 3), ((2, 3),), False, False),
 }
 

@@ -17,7 +17,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``rle``: runs of at most 255 values, and the 2.2 RLE level frame.
 * ``bss``: byte-stream-split.
 * ``bitmap``: LSB-first bitmaps.
-* ``fullzip``: splitting full-zip pages into control words and values.
+* ``fullzip``: splitting full-zip pages into control words and values, and zipping them.
 * ``gather``: many byte ranges copied into one array.
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
@@ -82,7 +82,7 @@ from .fsst import (
     fsst_make_symbol_table,
     fsst_parse_symbol_table,
 )
-from .fullzip import fullzip_scan, fullzip_scan_py
+from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .levels import list_layer, rep_index_chunks, row_spans
 from .miniblock import miniblock_chunk_words, miniblock_headers, miniblock_plain_take, miniblock_plain_values

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel, empty
 
-__all__ = ["fullzip_scan"]
+__all__ = ["fullzip_scan", "fullzip_zip"]
 
 
 @_Kernel
@@ -121,3 +121,45 @@ def fullzip_scan_py(data, ctrl_bytes, def_bits, max_visible, fixed_bytes, len_by
     cols = list(zip(*out)) or [(), (), (), ()]
     return (np.array(cols[0], np.uint16), np.array(cols[1], np.uint16),
             np.array(cols[2], np.int64), np.array(cols[3], np.int64))
+
+
+@_Kernel
+def _k_zip(ctrl, ctrl_bytes, vidx, starts, lens, len_bytes, data, out_pos, out):
+    for i in range(ctrl.shape[0]):
+        p = out_pos[i]
+        c = ctrl[i]
+        for b in range(ctrl_bytes):
+            out[p + b] = (c >> (8 * b)) & 0xFF
+        p += ctrl_bytes
+        j = vidx[i]
+        if j >= 0:
+            n = lens[j]
+            for b in range(len_bytes):
+                out[p + b] = (n >> (8 * b)) & 0xFF
+            p += len_bytes
+            s = starts[j]
+            for k in range(n):
+                out[p + k] = data[s + k]
+
+
+def fullzip_zip(ctrl, ctrl_bytes: int, vidx, starts, lens, len_bytes: int, data) -> tuple[np.ndarray, np.ndarray]:
+    """Build a full-zip buffer: entry ``i`` is its control word (``ctrl_bytes`` LE bytes),
+    then, when ``vidx[i] >= 0``, value ``j = vidx[i]``: its length (``len_bytes`` LE bytes,
+    0 for fixed-width values) and ``data[starts[j] : starts[j] + lens[j]]``.
+
+    Returns ``(buffer, entry_starts)`` where ``entry_starts`` has one more element (the
+    total). The inverse of :func:`fullzip_scan`.
+    """
+    vidx = np.ascontiguousarray(vidx, dtype=np.int64)
+    lens = np.ascontiguousarray(lens, dtype=np.int64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ctrl = np.ascontiguousarray(ctrl, dtype=np.int64)
+    has = vidx >= 0
+    sizes = np.full(vidx.shape[0], ctrl_bytes, dtype=np.int64)
+    sizes[has] += len_bytes + lens[vidx[has]]
+    pos = np.zeros(vidx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=pos[1:])
+    out = empty(int(pos[-1]), np.uint8)
+    if vidx.shape[0]:
+        _k_zip(ctrl, ctrl_bytes, vidx, starts, lens, len_bytes, _byte_view(data), pos, out)
+    return out, pos

@@ -1,0 +1,357 @@
+"""The write side of the compressive layer: Arrow values to chunked mini-block buffers,
+full-zip value bytes and block buffers, with their ``CompressiveEncoding`` message.
+
+Each function encodes; which one runs is decided by :class:`~lancefile.encodings.strategy.Strategy`
+(the page encoder asks it). Buffer layouts are the ones the decoders in this package read
+(each codec module's docstring shows them).
+
+Example: three int32 values in one mini-block chunk, bit-packed::
+
+    >>> import pyarrow as pa
+    >>> from lancefile.encodings.strategy import FieldParams, Strategy
+    >>> mc = miniblock_values(pa.array([1, 2, 3], pa.int32()), Strategy(FieldParams()))
+    >>> mc.encoding.WhichOneof("compression"), mc.counts.tolist(), [len(b) for b in mc.buffers[0]]
+    ('inline_bitpacking', [3], [260])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_1_pb2 as pb
+from ...errors import UnsupportedTypeError
+from .. import kernels
+from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
+from ..compression import compress_buffer
+from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
+from ..strategy import MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
+
+__all__ = ["MiniChunks", "miniblock_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
+           "integer_like", "flat", "variable_block"]
+
+_SCHEME = {"lz4": pb.BufferCompression.LZ4 if hasattr(pb.BufferCompression, "LZ4") else 1,
+           "zstd": pb.BufferCompression.ZSTD if hasattr(pb.BufferCompression, "ZSTD") else 2}
+_VAR_PAD = 0x48
+
+
+@dataclass
+class MiniChunks:
+    """Mini-block values: ``buffers[c][k]`` is value buffer ``k`` of chunk ``c``."""
+
+    encoding: pb.CompressiveEncoding
+    counts: np.ndarray  # int64 values per chunk
+    buffers: list[list[np.ndarray]]
+
+    @property
+    def num_buffers(self) -> int:
+        return len(self.buffers[0]) if self.buffers else 1
+
+
+def flat(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))
+
+
+def integer_like(t: pa.DataType) -> bool:
+    """Types stored as plain integers, which bit packing applies to."""
+    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
+            or pa.types.is_duration(t))
+
+
+def _fixed_chunk_values(row_bits: int) -> int:
+    """Values per chunk of fixed-width data: a power of two, doubled while twice the bytes
+    stay under the reference's target (1024 int32, 512 int64, 4096 bytes or bools)."""
+    n = 2
+    while 2 * n <= MINIBLOCK_MAX_VALUES and (2 * n * row_bits + 7) // 8 < MINIBLOCK_TARGET_BYTES:
+        n *= 2
+    return n
+
+
+def _split_counts(total: int, per: int) -> np.ndarray:
+    full, rest = divmod(total, per)
+    counts = np.full(full, per, np.int64)
+    return np.append(counts, rest) if rest else counts
+
+
+def _slices(data: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    return [data[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
+
+
+def _fixed_rows(values: pa.Array) -> tuple[np.ndarray, int]:
+    """(bytes, bits per value) of a fixed-width array, nulls as whatever bytes they hold."""
+    bits = fixed_width_bits(values.type)
+    return np.asarray(fixed_bytes(values)), bits
+
+
+def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
+    """Chunked mini-block values of a leaf (its visible values, nulls included)."""
+    t = values.type
+    if pa.types.is_fixed_size_list(t):
+        out = _fsl_miniblock(values)
+    elif pa.types.is_struct(t):
+        out = _packed_miniblock(values)
+    elif pa.types.is_boolean(t):
+        data, _ = _fixed_rows(values)
+        counts = _split_counts(len(values), MINIBLOCK_MAX_VALUES)
+        out = MiniChunks(flat(1), counts, [[p] for p in _slices(data, (counts + 7) // 8)])
+    elif _is_binary(t):
+        out = _variable_miniblock(values, strategy)
+    elif fixed_width_bits(t) is not None:
+        out = _fixed_miniblock(values, strategy)
+    else:
+        raise UnsupportedTypeError(f"no mini-block encoding for {t}")
+    general = strategy.general()
+    if general is not None and not pa.types.is_fixed_size_list(t):
+        out = _general_wrap(out, *general)
+    return out
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
+            or pa.types.is_large_binary(t))
+
+
+def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
+    data, bits = _fixed_rows(values)
+    n = len(values)
+    if strategy.params.compression != "none" and integer_like(values.type) and bits in (8, 16, 32, 64) and n:
+        packed = _inline_bitpacked(data.view(np.dtype(f"<u{bits // 8}")))
+        if packed is not None:
+            return packed
+    per = _fixed_chunk_values(bits)
+    counts = _split_counts(n, per)
+    return MiniChunks(flat(bits), counts, [[p] for p in _slices(data, counts * (bits // 8))])
+
+
+def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
+    T = words.dtype.itemsize * 8
+    padded = _pad_to_chunks(words)
+    widths = _chunk_bit_widths(padded)
+    if int(widths.max()) >= T:  # nothing to gain (the reference keeps such pages flat)
+        return None
+    buf = np.frombuffer(kernels.inline_bitpacking_encode(words), np.uint8)
+    sizes = T // 8 + FASTLANES_CHUNK * widths // 8
+    counts = _split_counts(words.size, FASTLANES_CHUNK)
+    enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
+    return MiniChunks(enc, counts, [[p] for p in _slices(buf, sizes)])
+
+
+def _fsl_layers(values: pa.Array):
+    """(dims outer first, validity bitmaps of item layers that have nulls, leaf items)."""
+    dims, validity, arr = [], [], values
+    while pa.types.is_fixed_size_list(arr.type):
+        d = arr.type.list_size
+        items = arr.values.slice(arr.offset * d, len(arr) * d)
+        dims.append(d)
+        validity.append(items if items.null_count else None)
+        arr = items
+    return dims, validity, arr
+
+
+def _fsl_encoding(dims, has_validity, leaf_bits) -> pb.CompressiveEncoding:
+    enc = flat(leaf_bits)
+    for d, v in zip(reversed(dims), reversed(has_validity)):
+        enc = pb.CompressiveEncoding(fixed_size_list=pb.FixedSizeList(items_per_value=d, values=enc, has_validity=v))
+    return enc
+
+
+def _fsl_miniblock(values: pa.Array) -> MiniChunks:
+    dims, validity, leaf = _fsl_layers(values)
+    leaf_bits = fixed_width_bits(leaf.type)
+    if leaf_bits is None:
+        raise UnsupportedTypeError(f"fixed_size_list of {leaf.type} cannot be written")
+    total_dim = int(np.prod(dims))
+    row_bits = total_dim * leaf_bits + sum(int(np.prod(dims[: i + 1])) for i, v in enumerate(validity) if v is not None)
+    per = _fixed_chunk_values(row_bits)
+    counts = _split_counts(len(values), per)
+    data, _ = _fixed_rows(leaf)
+    starts = np.cumsum(counts) - counts
+    bitmaps = []
+    for i, v in enumerate(validity):
+        if v is not None:
+            bits = ~null_mask(v)
+            bitmaps.append((bits, int(np.prod(dims[: i + 1]))))
+    chunks = []
+    for s, c in zip(starts.tolist(), counts.tolist()):
+        bufs = [np.packbits(b[s * m : (s + c) * m], bitorder="little") for b, m in bitmaps]
+        if leaf_bits == 1:
+            bools = np.unpackbits(data, bitorder="little", count=len(values) * total_dim)
+            bufs.append(np.packbits(bools[s * total_dim : (s + c) * total_dim], bitorder="little"))
+        else:
+            w = total_dim * leaf_bits // 8
+            bufs.append(data[s * w : (s + c) * w])
+        chunks.append(bufs)
+    return MiniChunks(_fsl_encoding(dims, [v is not None for v in validity], leaf_bits), counts, chunks)
+
+
+def _packed_rows(values: pa.Array) -> tuple[np.ndarray, list[int]]:
+    """Rows of a packed struct: each child's bytes in field order."""
+    n = len(values)
+    cols, bits = [], []
+    for i in range(values.type.num_fields):
+        child = values.field(i)
+        b = fixed_width_bits(child.type)
+        if b is None or b % 8:
+            raise UnsupportedTypeError(f"packed struct child {values.type.field(i).name!r} ({child.type}) is not "
+                                       "byte-aligned fixed-width")
+        cols.append(np.asarray(fixed_bytes(child)).reshape(n, b // 8))
+        bits.append(b)
+    rows = np.ascontiguousarray(np.concatenate(cols, axis=1)) if cols else np.zeros((n, 0), np.uint8)
+    return rows.reshape(-1), bits
+
+
+def _packed_miniblock(values: pa.Array) -> MiniChunks:
+    data, bits = _packed_rows(values)
+    row = sum(bits)
+    counts = _split_counts(len(values), _fixed_chunk_values(row))
+    enc = pb.CompressiveEncoding(packed_struct=pb.PackedStruct(bits_per_value=bits, values=flat(row)))
+    return MiniChunks(enc, counts, [[p] for p in _slices(data, counts * (row // 8))])
+
+
+def variable_value_parts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
+    """(int64 offsets from 0, bytes, offset bits) of a string/binary array; nulls are empty."""
+    offsets, data = binary_parts(values)
+    large = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+    mask = null_mask(values)
+    if mask is not None:
+        lens = np.diff(offsets)
+        if np.any(lens[mask]):
+            lens = np.where(mask, 0, lens)
+            keep = np.repeat(~mask, np.diff(offsets))
+            data = data[offsets[0] : offsets[-1]][keep]
+            offsets = np.concatenate([[0], np.cumsum(lens)])
+    base = int(offsets[0]) if len(offsets) else 0
+    data = data[base : int(offsets[-1])] if len(offsets) else data[:0]
+    return offsets - base, data, 64 if large else 32
+
+
+def _variable_chunk_counts(offsets: np.ndarray, target: int) -> np.ndarray:
+    """Values per chunk: a power of two, doubled while the chunk's bytes stay within ``target``."""
+    n = len(offsets) - 1
+    counts = []
+    i = 0
+    while i < n:
+        c = 1
+        while c * 2 <= MINIBLOCK_MAX_VALUES and i + c * 2 <= n and offsets[i + c * 2] - offsets[i] <= target:
+            c *= 2
+        if i + c * 2 > n and offsets[n] - offsets[i] <= target and n - i <= MINIBLOCK_MAX_VALUES:
+            c = n - i  # the last chunk takes the rest
+        counts.append(c)
+        i += c
+    return np.array(counts, dtype=np.int64)
+
+
+def _variable_chunks(offsets, data, off_bits, counts) -> list[list[np.ndarray]]:
+    w = off_bits // 8
+    dt = np.dtype(f"<u{w}")
+    chunks = []
+    start = 0
+    for c in counts.tolist():
+        o = offsets[start : start + c + 1]
+        head = (c + 1) * w
+        rel = (o - o[0] + head).astype(dt)
+        body = data[int(o[0]) : int(o[-1])]
+        size = head + len(body)
+        pad = (-size) % w
+        buf = np.empty(size + pad, np.uint8)
+        buf[:head] = rel.view(np.uint8)
+        buf[head:size] = body
+        buf[size:] = _VAR_PAD
+        chunks.append([buf])
+        start += c
+    return chunks
+
+
+def _variable_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
+    offsets, data, off_bits = variable_value_parts(values)
+    lens = np.diff(offsets)
+    max_len = int(lens.max()) if len(lens) else 0
+    enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
+    if len(values) and strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)):
+        table, codes, code_offsets = kernels.fsst_compress(data, offsets)
+        offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
+        enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
+    counts = _variable_chunk_counts(offsets, strategy.variable_chunk_bytes())
+    return MiniChunks(enc, counts, _variable_chunks(offsets, data, off_bits, counts))
+
+
+def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
+    """LZ4/ZSTD around value buffer 0 of every chunk, when it makes the page smaller."""
+    total = sum(len(c[0]) for c in mc.buffers)
+    packed = [compress_buffer(c[0], scheme, level) for c in mc.buffers]
+    if sum(len(p) for p in packed) >= total:
+        return mc
+    bc = pb.BufferCompression(scheme=_SCHEME[scheme], level=level) if level is not None else \
+        pb.BufferCompression(scheme=_SCHEME[scheme])
+    enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=mc.encoding))
+    bufs = [[np.frombuffer(p, np.uint8)] + c[1:] for p, c in zip(packed, mc.buffers)]
+    return MiniChunks(enc, mc.counts, bufs)
+
+
+# -- blocks: rep/def levels and dictionaries ------------------------------------------------
+
+
+def block_levels(pieces: list[np.ndarray], max_level: int, total: int) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+    """Compress each chunk's u16 levels with one block encoding chosen for the page:
+    InlineBitpacking(16) for pages of at most 1024 levels, else OutOfLineBitpacking(16)
+    at the page's width (the reference's choices, REFERENCE-NOTES §4.2)."""
+    width = int(max_level).bit_length()
+    if width == 0:
+        return flat(16), [p.astype("<u2").view(np.uint8) for p in pieces]
+    if total <= FASTLANES_CHUNK:
+        enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=16))
+        return enc, [np.frombuffer(kernels.inline_bitpacking_encode(p.astype(np.uint16)), np.uint8)
+                     if len(p) else np.zeros(0, np.uint8) for p in pieces]
+    enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
+        uncompressed_bits_per_value=16, values=flat(width)))
+    return enc, [np.frombuffer(kernels.out_of_line_bitpacking_encode(p.astype(np.uint16), width), np.uint8)
+                 for p in pieces]
+
+
+def variable_block(offsets: np.ndarray, data: np.ndarray, off_bits: int) -> bytes:
+    """The block form of Variable (dictionaries): ``[bits][bytes_start][offsets][bytes]``."""
+    dt = np.dtype(f"<u{off_bits // 8}")
+    n = len(offsets) - 1
+    head = 2 * (off_bits // 8)
+    start = head + (n + 1) * (off_bits // 8)
+    return (np.array([off_bits, start], dt).tobytes() + (offsets - offsets[0]).astype(dt).tobytes()
+            + data[int(offsets[0]) : int(offsets[-1])].tobytes())
+
+
+# -- full-zip values -----------------------------------------------------------------------------
+
+
+def fixed_value_bytes(values: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndarray, int]:
+    """(encoding, bytes, bytes per value) of fixed-width full-zip values."""
+    t = values.type
+    if pa.types.is_fixed_size_list(t):
+        dims, validity, leaf = _fsl_layers(values)
+        leaf_bits = fixed_width_bits(leaf.type)
+        if leaf_bits is None or leaf_bits % 8:
+            raise UnsupportedTypeError(f"full-zip fixed_size_list of {leaf.type} is not supported")
+        total = int(np.prod(dims))
+        n = len(values)
+        parts = []
+        for i, v in enumerate(validity):
+            if v is not None:
+                per_row = int(np.prod(dims[: i + 1]))
+                bits = (~null_mask(v)).reshape(n, per_row)
+                parts.append(np.packbits(bits, axis=1, bitorder="little"))
+        data, _ = _fixed_rows(leaf)
+        parts.append(np.asarray(data).reshape(n, total * leaf_bits // 8))
+        rows = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+        enc = _fsl_encoding(dims, [v is not None for v in validity], leaf_bits)
+        return enc, np.ascontiguousarray(rows).reshape(-1), rows.shape[1]
+    bits = fixed_width_bits(t)
+    if bits is None or bits % 8:
+        raise UnsupportedTypeError(f"full-zip values of {t} are not supported")
+    data, _ = _fixed_rows(values)
+    return flat(bits), np.asarray(data), bits // 8
+
+
+def validity_of(values: pa.Array) -> np.ndarray:
+    return np.unpackbits(validity_bytes(values), bitorder="little", count=len(values)).astype(bool)

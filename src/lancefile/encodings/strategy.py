@@ -1,0 +1,143 @@
+"""Where 2.1+ writing decides: one :class:`FieldParams` per field, one :class:`Strategy`.
+
+The encoders in :mod:`.structural.encoder` and :mod:`.compressive.encode` only encode;
+what a page becomes (structural layout, compressive cascade, chunk sizes) is chosen here,
+from the data and the field's ``lance-encoding:*`` metadata, with the reference's
+defaults (REFERENCE-NOTES §4.6, §5.13). No environment variable changes what is written.
+
+Keys understood (bad values are refused before anything is written):
+
+==========================================  ============================================
+``lance-encoding:compression``              ``none``, ``fsst``, ``lz4``, ``zstd``
+``lance-encoding:compression-level``        an integer >= 0
+``lance-encoding:structural-encoding``      ``miniblock`` or ``fullzip``
+``lance-encoding:rle-threshold``            a number in [0, 1]
+``lance-encoding:bss``                      ``off``, ``on``, ``auto``
+``lance-encoding:dict-size-ratio``          a number in (0, 1]
+``lance-encoding:minichunk-size``           an integer > 0 (bytes of variable values a chunk)
+==========================================  ============================================
+
+Example::
+
+    >>> p = FieldParams.from_metadata({"lance-encoding:compression": b"zstd"}, "x")
+    >>> p.compression, p.level
+    ('zstd', None)
+    >>> FieldParams.from_metadata({"lance-encoding:compression": b"brotli"}, "x")
+    Traceback (most recent call last):
+    ...
+    lancefile.errors.InvalidInputError: field 'x': lance-encoding:compression must be one of fsst, lz4, none, zstd, not 'brotli'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InvalidInputError
+
+__all__ = ["FieldParams", "Strategy", "FULLZIP_MIN_VALUE_BYTES", "MINIBLOCK", "FULLZIP"]
+
+PREFIX = "lance-encoding:"
+MINIBLOCK, FULLZIP = "miniblock", "fullzip"
+# Values this long (on average) go full-zip (REFERENCE-NOTES §10: 255 B mini-block, 256 B full-zip).
+FULLZIP_MIN_VALUE_BYTES = 256
+# Mini-block value data aimed at per chunk (the reference's MAX_MINIBLOCK_BYTES is 8186; it doubles
+# while twice the bytes stay under it) and the most values a chunk holds.
+MINIBLOCK_TARGET_BYTES = 8186
+MINIBLOCK_MAX_VALUES = 4096
+VARIABLE_CHUNK_BYTES = 4096
+FSST_MIN_MAX_LEN = 5
+FSST_MIN_BYTES = 32 * 1024
+_COMPRESSIONS = ("fsst", "lz4", "none", "zstd")
+
+
+def _text(md: dict, key: str) -> str | None:
+    v = md.get(PREFIX + key)
+    if v is None:
+        return None
+    return (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)).strip()
+
+
+def _number(md: dict, key: str, name: str, lo: float, hi: float, *, integer: bool = False):
+    raw = _text(md, key)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        raise InvalidInputError(f"field {name!r}: {PREFIX}{key} must be a number, not {raw!r}") from None
+    if not lo <= value <= hi:
+        raise InvalidInputError(f"field {name!r}: {PREFIX}{key} must be in [{lo}, {hi}], not {raw}")
+    return value
+
+
+@dataclass(frozen=True)
+class FieldParams:
+    """The ``lance-encoding:*`` options of one field, parsed and checked once."""
+
+    compression: str | None = None  # none / fsst / lz4 / zstd; None = automatic
+    level: int | None = None
+    structural: str | None = None  # miniblock / fullzip; None = automatic
+    rle_threshold: float = 0.5
+    bss: str = "auto"
+    dict_size_ratio: float = 0.8
+    minichunk_bytes: int | None = None
+
+    @classmethod
+    def from_metadata(cls, md: dict, name: str) -> "FieldParams":
+        comp = _text(md, "compression")
+        if comp is not None:
+            comp = comp.lower()
+            if comp not in _COMPRESSIONS:
+                raise InvalidInputError(f"field {name!r}: {PREFIX}compression must be one of "
+                                        f"{', '.join(_COMPRESSIONS)}, not {comp!r}")
+        level = _number(md, "compression-level", name, 0, 22, integer=True)
+        structural = _text(md, "structural-encoding")
+        if structural is not None:
+            structural = structural.lower()
+            if structural not in (MINIBLOCK, FULLZIP):
+                raise InvalidInputError(f"field {name!r}: {PREFIX}structural-encoding must be miniblock or "
+                                        f"fullzip, not {structural!r}")
+        rle = _number(md, "rle-threshold", name, 0.0, 1.0)
+        bss = (_text(md, "bss") or "auto").lower()
+        if bss not in ("off", "on", "auto"):
+            raise InvalidInputError(f"field {name!r}: {PREFIX}bss must be off, on or auto, not {bss!r}")
+        ratio = _number(md, "dict-size-ratio", name, 1e-9, 1.0)
+        chunk = _number(md, "minichunk-size", name, 1, 1 << 30, integer=True)
+        return cls(comp, level, structural, 0.5 if rle is None else rle, bss,
+                   0.8 if ratio is None else ratio, chunk)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The choices for one leaf column: which layout, which cascade.
+
+    ``values_bytes`` is the visible values' data size and ``num_values`` their count.
+    """
+
+    params: FieldParams
+
+    def layout(self, *, fixed_bits: int | None, max_value_bytes: int, values_bytes: int, num_values: int) -> str:
+        if self.params.structural is not None:
+            return self.params.structural
+        if fixed_bits is not None:
+            return MINIBLOCK if fixed_bits < FULLZIP_MIN_VALUE_BYTES * 8 else FULLZIP
+        avg = values_bytes / num_values if num_values else 0
+        return MINIBLOCK if avg < FULLZIP_MIN_VALUE_BYTES else FULLZIP
+
+    def use_fsst(self, *, max_len: int, data_bytes: int) -> bool:
+        comp = self.params.compression
+        if comp == "fsst":
+            return True
+        if comp is not None:
+            return False
+        return max_len >= FSST_MIN_MAX_LEN and data_bytes >= FSST_MIN_BYTES
+
+    def general(self) -> tuple[str, int | None] | None:
+        """General (LZ4/ZSTD) around mini-block values, when the field asks for it."""
+        comp = self.params.compression
+        if comp in ("lz4", "zstd"):
+            return comp, self.params.level
+        return None
+
+    def variable_chunk_bytes(self) -> int:
+        return self.params.minichunk_bytes or VARIABLE_CHUNK_BYTES

@@ -1,0 +1,356 @@
+"""Writing 2.1 / 2.2 columns: Arrow arrays in, ``PageLayout`` pages out.
+
+Each top-level field gets a :class:`StructuralEncoder`. Every array it is handed is cut
+into pages (at most ``max_page_bytes`` of Arrow data each), shredded into its leaf columns'
+rep/def levels and visible values (:mod:`.shred`), and each leaf's page is laid out as
+
+* a **constant** page when no value is valid (2.1's all-null form: no buffers for a bare
+  nullable leaf, else raw u16 rep/def buffers);
+* a **mini-block** page (chunks of about 4 KiB of values with their levels, a
+  repetition index when there are lists) for narrow values;
+* a **full-zip** page (``[control word][value]`` per entry, a byte-packed repetition
+  index) for values of 256 bytes and more, or when a mini-block chunk cannot hold them.
+
+Which layout and which compressive cascade is the strategy's choice
+(:class:`~lancefile.encodings.strategy.Strategy`); this module only lays the bytes out.
+The chunk header is ``u16 num_levels, [u16 rep bytes], [u16 def bytes], u16|u32 size of
+each value buffer`` padded with ``FE`` to 8 bytes, then the rep, def and value buffers,
+each padded to 8 bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_1_pb2 as pb
+from ...errors import UnsupportedTypeError
+from ...format.schema import LanceField
+from ...format.version import Grammar
+from .. import kernels
+from ..arrowutil import fixed_width_bits
+from ..compressive.encode import MiniChunks, block_levels, fixed_value_bytes, miniblock_values, variable_value_parts
+from ..compression import compress_buffer
+from ..page import EncodedPage
+from ..strategy import FULLZIP, MINIBLOCK, FieldParams, Strategy
+from .fields import is_leaf
+from .repdef import Layer
+from .shred import Shredded, shred
+
+__all__ = ["StructuralEncoder", "build_encoder", "column_encodings", "encode_leaf_page"]
+
+_FILL = 0xFE
+_U16 = 0xFFFF
+
+
+class _TooBig(Exception):
+    """A mini-block chunk would not fit the version's size fields; use full-zip."""
+
+
+def _pad8(n: int) -> int:
+    return (-n) % 8
+
+
+def _layers(sh: Shredded) -> list[int]:
+    return list(sh.layers)
+
+
+# -- constant (all-null) ------------------------------------------------------------------------
+
+
+def _all_null_page(sh: Shredded) -> EncodedPage:
+    if sh.layers == [Layer.NULLABLE_ITEM] and sh.rep is None:
+        return EncodedPage(pb.PageLayout(constant_layout=pb.ConstantLayout(layers=sh.layers)), [], sh.num_rows)
+    rep = np.zeros(0, np.uint8) if sh.rep is None else sh.rep.astype("<u2").view(np.uint8)
+    if sh.defs is None:
+        defs = np.zeros(0, np.uint8)
+    else:
+        defs = sh.defs.astype("<u2").view(np.uint8)
+    layout = pb.ConstantLayout(layers=sh.layers)
+    return EncodedPage(pb.PageLayout(constant_layout=layout), [rep, defs], sh.num_rows)
+
+
+# -- mini-block ------------------------------------------------------------------------------------
+
+
+def _level_bounds(sh: Shredded, counts: np.ndarray) -> np.ndarray:
+    """Level entries per chunk boundary: a chunk holds its values' entries and the
+    invisible entries before them; the last chunk takes the rest."""
+    ends_v = np.cumsum(counts)
+    vis = sh.visible_mask()
+    if vis is None:
+        ends = ends_v.copy()
+    else:
+        idx = np.flatnonzero(vis)
+        ends = idx[ends_v - 1] + 1
+    ends[-1] = sh.num_levels
+    return np.concatenate([[0], ends]).astype(np.int64)
+
+
+def _repetition_index(rep: np.ndarray, max_rep: int, bounds: np.ndarray) -> np.ndarray:
+    """Per chunk ``[rows completed in it, entries of the unfinished row at its end]``."""
+    starts = np.flatnonzero(rep == max_rep)
+    total = len(rep)
+    row_last = np.append(starts[1:], total) - 1  # last entry of each row
+    chunk_of_end = np.searchsorted(bounds[1:], row_last, side="right")
+    completed = np.bincount(chunk_of_end, minlength=len(bounds) - 1)
+    ends = bounds[1:]
+    boundary = np.isin(ends, np.append(starts, total))
+    last_start = starts[np.maximum(np.searchsorted(starts, ends, side="left") - 1, 0)] if len(starts) else ends
+    leftover = np.where(boundary, 0, ends - np.maximum(last_start, bounds[:-1]))
+    return np.stack([completed, leftover], axis=1).astype("<u8").reshape(-1)
+
+
+def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar) -> EncodedPage:
+    counts = mc.counts
+    nchunks = len(counts)
+    has_levels = sh.rep is not None or sh.defs is not None
+    bounds = _level_bounds(sh, counts) if has_levels else None
+    rep_enc = def_enc = None
+    rep_pieces = def_pieces = None
+    if sh.rep is not None:
+        rep_enc, rep_pieces = block_levels([sh.rep[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                                           sh.max_rep, sh.num_levels)
+    if sh.defs is not None:
+        def_enc, def_pieces = block_levels([sh.defs[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                                           int(sh.defs.max()), sh.num_levels)
+    large = grammar.large_chunks
+    size_word = np.dtype("<u4") if large else np.dtype("<u2")
+    size_max = 0xFFFFFFFF if large else _U16
+    nbuf = mc.num_buffers
+    pieces: list[np.ndarray] = []
+    words = np.empty(nchunks, np.uint32)
+    for c in range(nchunks):
+        head = [bounds[c + 1] - bounds[c] if has_levels else 0]
+        body = []
+        if rep_pieces is not None:
+            head.append(len(rep_pieces[c]))
+            body.append(rep_pieces[c])
+        if def_pieces is not None:
+            head.append(len(def_pieces[c]))
+            body.append(def_pieces[c])
+        if max(head) > _U16:
+            raise _TooBig
+        sizes = [len(b) for b in mc.buffers[c]]
+        if sizes and max(sizes) > size_max:
+            raise _TooBig
+        hdr = np.array(head, "<u2").tobytes() + np.array(sizes, size_word).tobytes()
+        chunk = [np.frombuffer(hdr, np.uint8), np.full(_pad8(len(hdr)), _FILL, np.uint8)]
+        size = len(hdr) + _pad8(len(hdr))
+        for b in body + mc.buffers[c]:
+            chunk.append(b)
+            chunk.append(np.full(_pad8(len(b)), _FILL, np.uint8))
+            size += len(b) + _pad8(len(b))
+        n = int(counts[c])
+        log2 = 0 if c == nchunks - 1 else n.bit_length() - 1
+        word = ((size // 8 - 1) << 4) | log2
+        if word >= (1 << (32 if large else 16)):
+            raise _TooBig
+        words[c] = word
+        pieces.extend(chunk)
+    meta = words.astype(size_word)
+    layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=nbuf,
+                                num_items=int(counts.sum()), has_large_chunk=large)
+    if rep_enc is not None:
+        layout.rep_compression.CopyFrom(rep_enc)
+    if def_enc is not None:
+        layout.def_compression.CopyFrom(def_enc)
+    buffers = [meta.view(np.uint8), pieces]
+    if sh.rep is not None:
+        layout.repetition_index_depth = 1
+        buffers.append(_repetition_index(sh.rep, sh.max_rep, bounds))
+    return EncodedPage(pb.PageLayout(mini_block_layout=layout), buffers, sh.num_rows)
+
+
+# -- full-zip -------------------------------------------------------------------------------------
+
+
+def _ctrl_bytes(bits: int) -> int:
+    return 0 if bits == 0 else 1 if bits <= 8 else 2 if bits <= 16 else 4
+
+
+def _bytepacked(values: np.ndarray) -> np.ndarray:
+    total = int(values[-1]) if len(values) else 0
+    for dt in ("<u1", "<u2", "<u4", "<u8"):
+        if total <= np.iinfo(np.dtype(dt)).max:
+            return values.astype(dt).view(np.uint8)
+    raise AssertionError("unreachable")
+
+
+def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
+    values = sh.values
+    n_levels = sh.num_levels
+    rep = sh.rep if sh.rep is not None else None
+    defs = sh.defs
+    rep_bits = int(rep.max()).bit_length() if rep is not None and len(rep) else 0
+    def_bits = int(defs.max()).bit_length() if defs is not None and len(defs) else 0
+    cb = _ctrl_bytes(rep_bits + def_bits)
+    ctrl = np.zeros(n_levels, np.int64)
+    if rep is not None:
+        ctrl |= rep.astype(np.int64) << def_bits
+    if defs is not None:
+        ctrl |= defs.astype(np.int64)
+    vis = sh.visible_mask()
+    vis_idx = np.arange(n_levels, dtype=np.int64) if vis is None else np.flatnonzero(vis)
+    layout = pb.FullZipLayout(bits_rep=rep_bits, bits_def=def_bits, num_items=n_levels,
+                              num_visible_items=len(values), layers=sh.layers)
+    vidx = np.full(n_levels, -1, np.int64)
+    t = values.type
+    if fixed_width_bits(t) is not None or pa.types.is_fixed_size_list(t):
+        enc, data, width = fixed_value_bytes(values)
+        vidx[vis_idx] = np.arange(len(values))
+        starts = np.arange(len(values), dtype=np.int64) * width
+        lens = np.full(len(values), width, np.int64)
+        len_bytes = 0
+        layout.bits_per_value = width * 8
+        variable = False
+    else:
+        offsets, data, off_bits = variable_value_parts(values)
+        mask = values.is_valid().to_numpy(zero_copy_only=False)
+        enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=pb.CompressiveEncoding(
+            flat=pb.Flat(bits_per_value=off_bits))))
+        lens = np.diff(offsets)
+        max_len = int(lens.max()) if len(lens) else 0
+        comp = strategy.params.compression
+        if strategy.use_fsst(max_len=max_len, data_bytes=len(data)) and len(data):
+            table, codes, code_offsets = kernels.fsst_compress(data, offsets)
+            offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
+            enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
+        elif comp in ("lz4", "zstd") or (comp is None and max_len > 32 * 1024 and len(data) >= 32 * 1024):
+            # the reference writes zstd (level 0 = default) per value, whatever general scheme is asked
+            level = strategy.params.level or 0
+            packed = [compress_buffer(data[a:b], "zstd", level) for a, b in
+                      zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+            data = np.frombuffer(b"".join(packed), np.uint8) if packed else np.zeros(0, np.uint8)
+            offsets = np.concatenate([[0], np.cumsum([len(p) for p in packed])]).astype(np.int64)
+            bc = pb.BufferCompression(scheme=2, level=level)
+            enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=enc))
+        starts = offsets[:-1]
+        lens = np.diff(offsets)
+        valid_vis = vis_idx[mask]
+        vidx[valid_vis] = np.flatnonzero(mask)
+        len_bytes = off_bits // 8
+        layout.bits_per_offset = off_bits
+        variable = True
+    layout.value_compression.CopyFrom(enc)
+    zipped, pos = kernels.fullzip_zip(ctrl, cb, vidx, starts, lens, len_bytes, data)
+    buffers = [zipped]
+    if rep is not None or variable:
+        if rep is not None:
+            row_starts = np.append(np.flatnonzero(rep == sh.max_rep), n_levels)
+            index = pos[row_starts]
+        else:
+            index = pos
+        buffers.append(_bytepacked(index))
+    return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows)
+
+
+# -- a leaf page -----------------------------------------------------------------------------------
+
+
+def _value_sizes(values: pa.Array) -> tuple[int | None, int, int]:
+    """(fixed bits or None, longest value in bytes, total value bytes)."""
+    t = values.type
+    bits = fixed_width_bits(t)
+    if pa.types.is_fixed_size_list(t):
+        leaf, dim = t, 1
+        while pa.types.is_fixed_size_list(leaf):
+            dim *= leaf.list_size
+            leaf = leaf.value_type
+        lb = fixed_width_bits(leaf)
+        bits = None if lb is None else lb * dim
+    elif pa.types.is_struct(t):
+        bits = sum(fixed_width_bits(f.type) or 0 for f in t)
+    if bits is not None:
+        return bits, (bits + 7) // 8, len(values) * ((bits + 7) // 8)
+    offsets, _, _ = variable_value_parts(values)
+    lens = np.diff(offsets)
+    return None, int(lens.max()) if len(lens) else 0, int(offsets[-1]) if len(offsets) else 0
+
+
+def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar) -> EncodedPage:
+    """Lay out one leaf column's page."""
+    values = sh.values
+    if len(values) == 0 or values.null_count == len(values):
+        return _all_null_page(sh)
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+        sh = Shredded(sh.rep, sh.defs, values, sh.layers, sh.num_rows)
+    bits, _max_len, total = _value_sizes(values)
+    layout = strategy.layout(fixed_bits=bits, max_value_bytes=_max_len, values_bytes=total,
+                             num_values=len(values))
+    if layout == MINIBLOCK:
+        try:
+            return _miniblock_page(sh, miniblock_values(values, strategy), grammar)
+        except _TooBig:
+            pass
+    return _fullzip_page(sh, strategy)
+
+
+# -- field encoders -------------------------------------------------------------------------------
+
+
+@dataclass
+class StructuralEncoder:
+    """Pages for every leaf column of one top-level field."""
+
+    field: LanceField
+    columns: list[int]  # column index of each leaf, in shred order
+    strategies: list[Strategy]
+    grammar: Grammar
+    max_page_bytes: int
+    accepts_chunks: bool = False
+
+    def encode(self, arr: pa.Array, sink) -> None:
+        n = len(arr)
+        if n == 0:
+            return
+        step = n
+        if arr.nbytes > self.max_page_bytes:
+            step = max(1, int(n * self.max_page_bytes // max(arr.nbytes, 1)))
+        for off in range(0, n, step):
+            part = arr.slice(off, step)
+            for col, strat, sh in zip(self.columns, self.strategies, shred(self.field, part)):
+                sink.add_page(col, encode_leaf_page(sh, strat, self.grammar))
+
+    def finish(self, sink) -> None:
+        pass
+
+
+def _leaves(f: LanceField) -> list[LanceField]:
+    if is_leaf(f):
+        return [f]
+    return [leaf for c in f.children for leaf in _leaves(c)]
+
+
+def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, grammar: Grammar) -> StructuralEncoder:
+    leaves = _leaves(f)
+    for leaf in leaves:
+        _check_leaf(leaf, grammar)
+    if f.logical_type == "map" or any(c.logical_type == "map" for c in f.walk()):
+        if not grammar.maps:
+            raise UnsupportedTypeError(f"field {f.name!r}: map columns need Lance file version 2.2")
+    strategies = [Strategy(FieldParams.from_metadata(leaf.metadata, leaf.name)) for leaf in leaves]
+    return StructuralEncoder(f, [columns[leaf.id] for leaf in leaves], strategies, grammar, max_page_bytes)
+
+
+def _check_leaf(leaf: LanceField, grammar: Grammar) -> None:
+    t = leaf.arrow_type
+    if leaf.is_blob or "lance-encoding:blob" in leaf.metadata:
+        raise UnsupportedTypeError(f"field {leaf.name!r}: writing blob columns in 2.1/2.2 is not supported yet")
+    if pa.types.is_struct(t) and leaf.children:  # a packed struct
+        for c in leaf.children:
+            b = fixed_width_bits(c.arrow_type)
+            if b is None or b % 8:
+                raise UnsupportedTypeError(f"packed struct {leaf.name!r}: child {c.name!r} ({c.arrow_type}) is not "
+                                           "byte-aligned fixed-width")
+
+
+def column_encodings(schema, columns: dict[int, int]) -> list:
+    from google.protobuf import empty_pb2
+
+    from ..._proto import encodings_v2_0_pb2 as pb20
+
+    return [pb20.ColumnEncoding(values=empty_pb2.Empty())] * len(columns)

@@ -1,0 +1,282 @@
+"""Arrow arrays to repetition/definition levels: the write side of :mod:`.repdef`.
+
+:func:`shred` walks one top-level field and its Arrow array and gives, for every leaf
+column below it (in column order), a :class:`Shredded`: the page's rep/def levels, its
+layers (inner to outer, as the page stores them) and the *visible* leaf values (one per
+level entry that is not under a null or empty list; entries that are null at an item
+layer keep a slot, holding a null).
+
+Levels are numbered as :mod:`.repdef` describes, from the page's own layers: a layer that
+has no null (or no empty list) in this page takes no level, as the reference writes.
+
+Example, ``list<int32>`` rows ``[1, 2], [], None, [3]``::
+
+    >>> import pyarrow as pa
+    >>> from lancefile.format.schema import LanceSchema
+    >>> f = LanceSchema.from_arrow(pa.schema([("l", pa.list_(pa.int32()))])).fields[0]
+    >>> s, = shred(f, pa.array([[1, 2], [], None, [3]], pa.list_(pa.int32())))
+    >>> s.rep.tolist(), s.defs.tolist(), s.values.to_pylist(), [Layer(x).name for x in s.layers]
+    ([1, 0, 1, 1, 1], [0, 0, 2, 1, 0], [1, 2, 3], ['ALL_VALID_ITEM', 'NULL_AND_EMPTY_LIST'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import UnsupportedTypeError
+from ...format.schema import LanceField
+from ..arrowutil import null_mask
+from .fields import _is_fsl_of_struct, is_leaf
+from .repdef import Layer
+
+__all__ = ["Shredded", "shred", "MAX_LEVEL"]
+
+# Levels are stored as u16.
+MAX_LEVEL = 0xFFFF
+_NULL, _EMPTY = 1, 2
+
+
+@dataclass
+class Shredded:
+    """One leaf column's part of a page."""
+
+    rep: np.ndarray | None  # uint16 per level entry, None without lists
+    defs: np.ndarray | None  # uint16 per level entry, None when everything is valid
+    values: pa.Array  # the visible values (nulls where an item layer is null)
+    layers: list[int]  # Layer values, inner (the leaf) to outer
+    num_rows: int  # top-level rows (Page.length)
+
+    @property
+    def num_levels(self) -> int:
+        if self.rep is not None:
+            return len(self.rep)
+        if self.defs is not None:
+            return len(self.defs)
+        return len(self.values)
+
+    @property
+    def max_rep(self) -> int:
+        return sum(1 for x in self.layers if x in _LIST_LAYERS)
+
+    def visible_mask(self) -> np.ndarray | None:
+        """Which level entries hold a value (None: all of them)."""
+        if self.defs is None or self.rep is None:
+            return None
+        return self.defs <= max_visible_level(self.layers)
+
+
+_LIST_LAYERS = {Layer.ALL_VALID_LIST, Layer.NULLABLE_LIST, Layer.EMPTYABLE_LIST, Layer.NULL_AND_EMPTY_LIST}
+
+
+def max_visible_level(layers: list[int]) -> int:
+    """Def levels up to this hold a value: the levels of the layers below the first list."""
+    total = 0
+    for layer in layers:
+        if layer in _LIST_LAYERS:
+            return total
+        total += _levels_of(layer)
+    return MAX_LEVEL
+
+
+def _levels_of(layer: int) -> int:
+    return {Layer.NULLABLE_ITEM: 1, Layer.NULLABLE_LIST: 1, Layer.EMPTYABLE_LIST: 1,
+            Layer.NULL_AND_EMPTY_LIST: 2}.get(Layer(layer), 0)
+
+
+@dataclass
+class _State:
+    """Level entries on the way down: where each one is in the current array."""
+
+    pos: np.ndarray | None  # int64 index into the current array, -1 when under a null/empty list; None = identity
+    marker: np.ndarray | None  # list depth (from the outside) this entry starts a list at; None without lists
+    dead: np.ndarray | None  # int16 index of the outer layer where the entry became null/empty, -1 if alive
+    kind: np.ndarray | None  # int8 _NULL / _EMPTY at that layer
+    n: int  # number of entries
+    lists: int  # list layers passed
+
+
+@dataclass
+class _OuterLayer:
+    is_list: bool
+    has_null: bool = False
+    has_empty: bool = False
+
+
+def _alive(st: _State) -> np.ndarray | None:
+    return None if st.dead is None else st.dead < 0
+
+
+def _kill(st: _State, where: np.ndarray, layer: int, kind: int) -> None:
+    """Mark entries ``where`` (bool over entries, all alive) as null/empty at ``layer``."""
+    if st.dead is None:
+        st.dead = np.full(st.n, -1, np.int16)
+        st.kind = np.zeros(st.n, np.int8)
+    st.dead[where] = layer
+    st.kind[where] = kind
+
+
+def _item_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> None:
+    """A validity layer (a struct, an fsl<struct> row, a map's entries)."""
+    layer = _OuterLayer(False)
+    outer.append(layer)
+    mask = null_mask(arr)
+    if mask is None or not mask.any():
+        return
+    nulls = mask if st.pos is None else np.where(st.pos >= 0, mask[np.maximum(st.pos, 0)], False)
+    alive = _alive(st)
+    if alive is not None:
+        nulls &= alive
+    if nulls.any():
+        layer.has_null = True
+        _kill(st, nulls, len(outer) - 1, _NULL)
+
+
+def _list_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> _State:
+    layer = _OuterLayer(True)
+    outer.append(layer)
+    idx = len(outer) - 1
+    offsets = np.asarray(arr.offsets).astype(np.int64, copy=False)
+    mask = null_mask(arr)
+    pos = np.arange(st.n, dtype=np.int64) if st.pos is None else st.pos
+    safe = np.maximum(pos, 0)
+    counts = offsets[safe + 1] - offsets[safe]
+    live = pos >= 0
+    alive = _alive(st)
+    if alive is not None:
+        live &= alive
+    nulls = live & mask[safe] if mask is not None else np.zeros(st.n, bool)
+    empties = live & ~nulls & (counts == 0)
+    if nulls.any():
+        layer.has_null = True
+        _kill(st, nulls, idx, _NULL)
+    if empties.any():
+        layer.has_empty = True
+        _kill(st, empties, idx, _EMPTY)
+    expand = live & ~nulls & (counts > 0)
+    out_counts = np.where(expand, counts, 1)
+    total = int(out_counts.sum())
+    starts = np.cumsum(out_counts) - out_counts
+    within = np.arange(total, dtype=np.int64) - np.repeat(starts, out_counts)
+    first = within == 0
+    parent = np.repeat(np.arange(st.n, dtype=np.int64), out_counts)
+    exp = expand[parent]
+    new_pos = np.where(exp, offsets[safe][parent] + within, -1)
+    marker = np.zeros(st.n, np.int16) if st.marker is None else st.marker
+    new_marker = np.where(first, marker[parent], np.int16(st.lists + 1)).astype(np.int16)
+    new = _State(new_pos, new_marker, None, None, total, st.lists + 1)
+    if st.dead is not None:
+        new.dead = st.dead[parent]
+        new.kind = st.kind[parent]
+    return new
+
+
+def shred(field: LanceField, arr: pa.Array) -> list[Shredded]:
+    """The leaf columns of ``field`` for the rows of ``arr``, in column order."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    out: list[Shredded] = []
+    st = _State(None, None, None, None, len(arr), 0)
+    _walk(field, arr, st, [], len(arr), out)
+    return out
+
+
+def _walk(f: LanceField, arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int, out: list) -> None:
+    if is_leaf(f):
+        out.append(_leaf(arr, st, outer, rows))
+        return
+    lt = f.logical_type
+    if lt == "struct":
+        outer = outer + []
+        st = _copy(st)
+        _item_layer(st, arr, outer)
+        for i, child in enumerate(f.children):
+            _walk(child, arr.field(i), _copy(st), list(outer), rows, out)
+        return
+    if _is_fsl_of_struct(f):
+        raise UnsupportedTypeError(f"field {f.name!r}: writing fixed_size_list<struct> is not supported yet")
+    outer = list(outer)
+    new = _list_layer(_copy(st), arr, outer)
+    if lt == "map":
+        entries = arr.values  # struct<key, value>
+        _walk(f.children[0], entries, new, outer, rows, out)
+        return
+    _walk(f.children[0], arr.values, new, outer, rows, out)
+
+
+def _copy(st: _State) -> _State:
+    return _State(st.pos, st.marker, None if st.dead is None else st.dead.copy(),
+                  None if st.kind is None else st.kind.copy(), st.n, st.lists)
+
+
+def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shredded:
+    st = _copy(st)
+    leaf_layer = _OuterLayer(False)
+    layers_outer = outer + [leaf_layer]
+    mask = null_mask(arr)
+    if mask is not None and mask.any():
+        nulls = mask if st.pos is None else np.where(st.pos >= 0, mask[np.maximum(st.pos, 0)], False)
+        alive = _alive(st)
+        if alive is not None:
+            nulls &= alive
+        if nulls.any():
+            leaf_layer.has_null = True
+            _kill(st, nulls, len(layers_outer) - 1, _NULL)
+    # page layers, inner to outer
+    kinds = []
+    for lay in reversed(layers_outer):
+        if lay.is_list:
+            kinds.append(Layer.NULL_AND_EMPTY_LIST if lay.has_null and lay.has_empty else
+                         Layer.NULLABLE_LIST if lay.has_null else
+                         Layer.EMPTYABLE_LIST if lay.has_empty else Layer.ALL_VALID_LIST)
+        else:
+            kinds.append(Layer.NULLABLE_ITEM if lay.has_null else Layer.ALL_VALID_ITEM)
+    defs = None
+    if st.dead is not None:
+        base = np.zeros(len(kinds), np.int64)  # indexed inner to outer
+        level = 0
+        for i, k in enumerate(kinds):
+            base[i] = level
+            level += _levels_of(k)
+        if level > MAX_LEVEL:
+            raise UnsupportedTypeError(f"{level} definition levels do not fit in 16 bits")
+        n_outer = len(layers_outer)
+        inner_index = (n_outer - 1 - st.dead.astype(np.int64))
+        empty_step = np.array([2 if k is Layer.NULL_AND_EMPTY_LIST else 1 for k in kinds], np.int64)
+        safe = np.clip(inner_index, 0, n_outer - 1)
+        step = np.where(st.kind == _EMPTY, empty_step[safe], 1)
+        defs = np.where(st.dead >= 0, base[safe] + step, 0).astype(np.uint16)
+    rep = None
+    if st.lists:
+        rep = (st.lists - st.marker).astype(np.uint16)
+    # visible values
+    if st.pos is None:
+        values = arr if st.dead is None else _with_nulls(arr, st.dead >= 0)
+    else:
+        visible = st.pos >= 0
+        if st.dead is not None:
+            list_layers = np.array([lay.is_list for lay in layers_outer])
+            dead_at_list = (st.dead >= 0) & list_layers[np.maximum(st.dead, 0)]
+            visible &= ~dead_at_list
+        idx = st.pos[visible]
+        values = arr.take(pa.array(idx, pa.int64())) if len(idx) != len(arr) or not _is_identity(idx) else arr
+        if st.dead is not None:
+            null_here = (st.dead >= 0)[visible]
+            if null_here.any():
+                values = _with_nulls(values, null_here)
+    return Shredded(rep, defs, values, [int(k) for k in kinds], rows)
+
+
+def _is_identity(idx: np.ndarray) -> bool:
+    return len(idx) == 0 or (idx[0] == 0 and bool(np.all(np.diff(idx) == 1)))
+
+
+def _with_nulls(arr: pa.Array, nulls: np.ndarray) -> pa.Array:
+    """``arr`` with ``nulls`` (bool) made null too."""
+    import pyarrow.compute as pc
+
+    if not nulls.any():
+        return arr
+    return pc.if_else(pa.array(nulls), pa.scalar(None, arr.type), arr)
