@@ -153,7 +153,8 @@ def _fsl_layers(values: pa.Array):
 
 
 def _fsl_encoding(dims, has_validity, leaf_bits) -> pb.CompressiveEncoding:
-    enc = flat(leaf_bits)
+    # items of the null type hold no bytes: a constant with no value
+    enc = flat(leaf_bits) if leaf_bits else pb.CompressiveEncoding(constant=pb.Constant())
     for d, v in zip(reversed(dims), reversed(has_validity)):
         enc = pb.CompressiveEncoding(fixed_size_list=pb.FixedSizeList(items_per_value=d, values=enc, has_validity=v))
     return enc
@@ -330,7 +331,7 @@ def fixed_value_bytes(values: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndar
     t = values.type
     if pa.types.is_fixed_size_list(t):
         dims, validity, leaf = _fsl_layers(values)
-        leaf_bits = fixed_width_bits(leaf.type)
+        leaf_bits = 0 if pa.types.is_null(leaf.type) else fixed_width_bits(leaf.type)
         if leaf_bits is None or leaf_bits % 8:
             raise UnsupportedTypeError(f"full-zip fixed_size_list of {leaf.type} is not supported")
         total = int(np.prod(dims))
@@ -341,8 +342,9 @@ def fixed_value_bytes(values: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndar
                 per_row = int(np.prod(dims[: i + 1]))
                 bits = (~null_mask(v)).reshape(n, per_row)
                 parts.append(np.packbits(bits, axis=1, bitorder="little"))
-        data, _ = _fixed_rows(leaf)
-        parts.append(np.asarray(data).reshape(n, total * leaf_bits // 8))
+        if leaf_bits:
+            data, _ = _fixed_rows(leaf)
+            parts.append(np.asarray(data).reshape(n, total * leaf_bits // 8))
         rows = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
         enc = _fsl_encoding(dims, [v is not None for v in validity], leaf_bits)
         return enc, np.ascontiguousarray(rows).reshape(-1), rows.shape[1]

@@ -31,10 +31,17 @@ from ...format.schema import LanceField
 from ...format.version import Grammar
 from .. import kernels
 from ..arrowutil import fixed_width_bits
-from ..compressive.encode import MiniChunks, block_levels, fixed_value_bytes, miniblock_values, variable_value_parts
+from ..compressive.encode import (
+    MiniChunks,
+    block_levels,
+    fixed_value_bytes,
+    miniblock_values,
+    variable_block,
+    variable_value_parts,
+)
 from ..compression import compress_buffer
 from ..page import EncodedPage
-from ..strategy import FULLZIP, MINIBLOCK, FieldParams, Strategy
+from ..strategy import FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
 from .fields import is_leaf
 from .repdef import Layer
 from .shred import Shredded, shred
@@ -103,7 +110,8 @@ def _repetition_index(rep: np.ndarray, max_rep: int, bounds: np.ndarray) -> np.n
     return np.stack([completed, leftover], axis=1).astype("<u8").reshape(-1)
 
 
-def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar) -> EncodedPage:
+def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=None) -> EncodedPage:
+    """``dictionary``: ``(encoding, buffer, items)`` of a dictionary page (values are indices)."""
     counts = mc.counts
     nchunks = len(counts)
     has_levels = sh.rep is not None or sh.defs is not None
@@ -158,6 +166,11 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar) -> EncodedPa
     if def_enc is not None:
         layout.def_compression.CopyFrom(def_enc)
     buffers = [meta.view(np.uint8), pieces]
+    if dictionary is not None:
+        enc, buf, items = dictionary
+        layout.dictionary.CopyFrom(enc)
+        layout.num_dictionary_items = items
+        buffers.append(buf)
     if sh.rep is not None:
         layout.repetition_index_depth = 1
         buffers.append(_repetition_index(sh.rep, sh.max_rep, bounds))
@@ -259,6 +272,8 @@ def _value_sizes(values: pa.Array) -> tuple[int | None, int, int]:
         while pa.types.is_fixed_size_list(leaf):
             dim *= leaf.list_size
             leaf = leaf.value_type
+        if pa.types.is_null(leaf):  # only item validity: full-zip FSL over a constant
+            return FULLZIP_MIN_VALUE_BYTES * 8, 0, 0
         lb = fixed_width_bits(leaf)
         bits = None if lb is None else lb * dim
     elif pa.types.is_struct(t):
@@ -276,8 +291,7 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar) -> Enco
     if len(values) == 0 or values.null_count == len(values):
         return _all_null_page(sh)
     if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-        sh = Shredded(sh.rep, sh.defs, values, sh.layers, sh.num_rows)
+        return _dictionary_page(sh, values, strategy, grammar)
     bits, _max_len, total = _value_sizes(values)
     layout = strategy.layout(fixed_bits=bits, max_value_bytes=_max_len, values_bytes=total,
                              num_values=len(values))
@@ -287,6 +301,33 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar) -> Enco
         except _TooBig:
             pass
     return _fullzip_page(sh, strategy)
+
+
+def _dictionary_block(items: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndarray]:
+    """The dictionary buffer of a mini-block page: Variable (block form) or Flat."""
+    bits = fixed_width_bits(items.type)
+    if bits is not None and bits % 8 == 0:
+        enc, data, _ = fixed_value_bytes(items)
+        return enc, data
+    if bits is not None or pa.types.is_fixed_size_list(items.type):
+        raise UnsupportedTypeError(f"dictionaries of {items.type} cannot be written")
+    offsets, data, off_bits = variable_value_parts(items)
+    enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=pb.CompressiveEncoding(
+        flat=pb.Flat(bits_per_value=off_bits))))
+    return enc, np.frombuffer(variable_block(offsets, data, off_bits), np.uint8)
+
+
+def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strategy, grammar: Grammar) -> EncodedPage:
+    # the key width is kept: the reference reads the indices back as the schema's key type
+    key = values.type.index_type
+    indices = values.indices.fill_null(0).view(pa.from_numpy_dtype(np.dtype(f"u{key.bit_width // 8}")))
+    enc, buf = _dictionary_block(values.dictionary)
+    mc = miniblock_values(indices, strategy)
+    try:
+        return _miniblock_page(sh, mc, grammar, (enc, buf, len(values.dictionary)))
+    except _TooBig:
+        decoded = Shredded(sh.rep, sh.defs, values.dictionary_decode(), sh.layers, sh.num_rows)
+        return _fullzip_page(decoded, strategy)
 
 
 # -- field encoders -------------------------------------------------------------------------------

@@ -141,8 +141,8 @@ def _list_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> _State:
     offsets = np.asarray(arr.offsets).astype(np.int64, copy=False)
     mask = null_mask(arr)
     pos = np.arange(st.n, dtype=np.int64) if st.pos is None else st.pos
-    safe = np.maximum(pos, 0)
-    counts = offsets[safe + 1] - offsets[safe]
+    safe = np.clip(pos, 0, max(len(arr) - 1, 0))
+    counts = offsets[safe + 1] - offsets[safe] if len(arr) else np.zeros(st.n, np.int64)
     live = pos >= 0
     alive = _alive(st)
     if alive is not None:
@@ -215,7 +215,7 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
     st = _copy(st)
     leaf_layer = _OuterLayer(False)
     layers_outer = outer + [leaf_layer]
-    mask = null_mask(arr)
+    mask = _logical_nulls(arr)
     if mask is not None and mask.any():
         nulls = mask if st.pos is None else np.where(st.pos >= 0, mask[np.maximum(st.pos, 0)], False)
         alive = _alive(st)
@@ -251,32 +251,36 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
     rep = None
     if st.lists:
         rep = (st.lists - st.marker).astype(np.uint16)
-    # visible values
+    # visible values: the leaf's values at the visible entries, null where an item layer is
     if st.pos is None:
-        values = arr if st.dead is None else _with_nulls(arr, st.dead >= 0)
+        idx = np.arange(st.n, dtype=np.int64)
+        null_here = None if st.dead is None else st.dead >= 0
     else:
         visible = st.pos >= 0
         if st.dead is not None:
             list_layers = np.array([lay.is_list for lay in layers_outer])
-            dead_at_list = (st.dead >= 0) & list_layers[np.maximum(st.dead, 0)]
-            visible &= ~dead_at_list
+            visible &= ~((st.dead >= 0) & list_layers[np.maximum(st.dead, 0)])
         idx = st.pos[visible]
-        values = arr.take(pa.array(idx, pa.int64())) if len(idx) != len(arr) or not _is_identity(idx) else arr
-        if st.dead is not None:
-            null_here = (st.dead >= 0)[visible]
-            if null_here.any():
-                values = _with_nulls(values, null_here)
+        null_here = None if st.dead is None else (st.dead >= 0)[visible]
+    if null_here is not None and not null_here.any():
+        null_here = None
+    if null_here is None and len(idx) == len(arr) and _is_identity(idx):
+        values = arr
+    else:
+        values = arr.take(pa.array(idx, pa.int64(), mask=null_here))
     return Shredded(rep, defs, values, [int(k) for k in kinds], rows)
+
+
+def _logical_nulls(arr: pa.Array) -> np.ndarray | None:
+    """Null mask of a leaf; a dictionary array's null dictionary values count as nulls."""
+    mask = null_mask(arr)
+    if pa.types.is_dictionary(arr.type) and arr.dictionary.null_count:
+        dict_nulls = null_mask(arr.dictionary)
+        idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        extra = dict_nulls[idx] if len(idx) else np.zeros(0, bool)
+        mask = extra if mask is None else (mask | extra)
+    return mask
 
 
 def _is_identity(idx: np.ndarray) -> bool:
     return len(idx) == 0 or (idx[0] == 0 and bool(np.all(np.diff(idx) == 1)))
-
-
-def _with_nulls(arr: pa.Array, nulls: np.ndarray) -> pa.Array:
-    """``arr`` with ``nulls`` (bool) made null too."""
-    import pyarrow.compute as pc
-
-    if not nulls.any():
-        return arr
-    return pc.if_else(pa.array(nulls), pa.scalar(None, arr.type), arr)
