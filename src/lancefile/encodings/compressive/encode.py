@@ -29,7 +29,8 @@ from ..compression import compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
 from ..strategy import MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
 
-__all__ = ["MiniChunks", "miniblock_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
+__all__ = ["MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
+           "variable_packed_rows", "block_levels", "fixed_value_bytes", "variable_value_parts",
            "integer_like", "flat", "variable_block"]
 
 _SCHEME = {"lz4": pb.BufferCompression.LZ4 if hasattr(pb.BufferCompression, "LZ4") else 1,
@@ -187,6 +188,80 @@ def _fsl_miniblock(values: pa.Array) -> MiniChunks:
             bufs.append(data[s * w : (s + c) * w])
         chunks.append(bufs)
     return MiniChunks(_fsl_encoding(dims, [v is not None for v in validity], leaf_bits), counts, chunks)
+
+
+def is_simple_packed(t: pa.StructType) -> bool:
+    """A packed struct whose children are all byte-aligned fixed-width scalars (PackedStruct);
+    others (fixed_size_list or variable children) are VariablePackedStruct (2.2)."""
+    for f in t:
+        b = fixed_width_bits(f.type)
+        if b is None or b % 8 or pa.types.is_fixed_size_list(f.type) or pa.types.is_struct(f.type):
+            return False
+    return True
+
+
+def variable_kind(t: pa.DataType) -> int | None:
+    """Offset bits of a string/binary type (32 or 64), None for other types."""
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return 32
+    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 64
+    return None
+
+
+def variable_encoding(off_bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
+
+
+def variable_packed_rows(values: pa.StructArray) -> tuple[np.ndarray, np.ndarray, pb.CompressiveEncoding]:
+    """(row offsets, row bytes, encoding) of a VariablePackedStruct: per row, fixed fields'
+    bytes and ``[length][bytes]`` of variable fields, in field order; null rows are empty."""
+    n = len(values)
+    valid = ~null_mask(values) if values.null_count else np.ones(n, bool)
+    fields, parts = [], []  # parts: (kind, payload) in row order
+    for i, f in enumerate(values.type):
+        child = values.field(i)
+        lb = variable_kind(f.type)
+        if lb is None:
+            enc, data, w = fixed_value_bytes(child)
+            fields.append(pb.VariablePackedStruct.FieldEncoding(value=enc, bits_per_value=w * 8))
+            parts.append(("fixed", np.asarray(data).reshape(n, w)))
+        else:
+            offsets, data, _ = variable_value_parts(child)
+            fields.append(pb.VariablePackedStruct.FieldEncoding(value=variable_encoding(lb), bits_per_length=lb))
+            parts.append(("var", (offsets, data, lb // 8)))
+    row_len = np.zeros(n, np.int64)
+    for kind, payload in parts:
+        if kind == "fixed":
+            row_len += payload.shape[1]
+        else:
+            row_len += payload[2] + np.diff(payload[0])
+    row_len = np.where(valid, row_len, 0)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(row_len, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), np.uint8)
+    rows = np.flatnonzero(valid)
+    cursor = offsets[:-1][rows].copy()
+    for kind, payload in parts:
+        if kind == "fixed":
+            w = payload.shape[1]
+            if w:
+                out[(cursor[:, None] + np.arange(w)).reshape(-1)] = payload[rows].reshape(-1)
+            cursor += w
+        else:
+            offs, data, lw = payload
+            lens = np.diff(offs)[rows]
+            prefix = lens.astype(f"<u{lw}").view(np.uint8).reshape(-1, lw)
+            out[(cursor[:, None] + np.arange(lw)).reshape(-1)] = prefix.reshape(-1)
+            cursor += lw
+            total = int(lens.sum())
+            if total:
+                src_starts = offs[:-1][rows]
+                rel = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+                out[np.repeat(cursor, lens) + rel] = data[np.repeat(src_starts, lens) + rel]
+            cursor += lens
+    enc = pb.CompressiveEncoding(variable_packed_struct=pb.VariablePackedStruct(fields=fields))
+    return offsets, out, enc
 
 
 def _packed_rows(values: pa.Array) -> tuple[np.ndarray, list[int]]:

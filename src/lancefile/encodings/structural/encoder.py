@@ -34,15 +34,19 @@ from ..arrowutil import fixed_width_bits
 from ..compressive.encode import (
     MiniChunks,
     block_levels,
+    is_simple_packed,
     fixed_value_bytes,
     miniblock_values,
     variable_block,
+    variable_encoding,
+    variable_kind,
+    variable_packed_rows,
     variable_value_parts,
 )
 from ..compression import compress_buffer
 from ..page import EncodedPage
 from ..strategy import FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
-from .fields import is_leaf
+from .fields import _LIST_LOGICAL, _is_fsl_of_struct, is_leaf
 from .repdef import Layer
 from .shred import Shredded, shred
 
@@ -211,7 +215,7 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
                               num_visible_items=len(values), layers=sh.layers)
     vidx = np.full(n_levels, -1, np.int64)
     t = values.type
-    if fixed_width_bits(t) is not None or pa.types.is_fixed_size_list(t):
+    if (fixed_width_bits(t) is not None and not pa.types.is_struct(t)) or pa.types.is_fixed_size_list(t):
         enc, data, width = fixed_value_bytes(values)
         vidx[vis_idx] = np.arange(len(values))
         starts = np.arange(len(values), dtype=np.int64) * width
@@ -220,14 +224,19 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         layout.bits_per_value = width * 8
         variable = False
     else:
-        offsets, data, off_bits = variable_value_parts(values)
         mask = values.is_valid().to_numpy(zero_copy_only=False)
-        enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=pb.CompressiveEncoding(
-            flat=pb.Flat(bits_per_value=off_bits))))
+        if pa.types.is_struct(t):
+            offsets, data, enc = variable_packed_rows(values)
+            off_bits = 32
+        else:
+            offsets, data, off_bits = variable_value_parts(values)
+            enc = variable_encoding(off_bits)
         lens = np.diff(offsets)
         max_len = int(lens.max()) if len(lens) else 0
         comp = strategy.params.compression
-        if strategy.use_fsst(max_len=max_len, data_bytes=len(data)) and len(data):
+        if pa.types.is_struct(t):
+            pass  # the reference compresses no variable packed struct
+        elif strategy.use_fsst(max_len=max_len, data_bytes=len(data)) and len(data):
             table, codes, code_offsets = kernels.fsst_compress(data, offsets)
             offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
             enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
@@ -260,6 +269,27 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
     return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows)
 
 
+# -- blob (v1) --------------------------------------------------------------------------------------
+
+
+def _blob_page(sh: Shredded, grammar: Grammar, sink) -> EncodedPage:
+    """Values written out of line (each 64-byte aligned) before the page; the page holds one
+    ``(position, size)`` per row: ``(0, 0)`` for an empty value, ``(def << 16, 0)`` for a null."""
+    offsets, data, _ = variable_value_parts(sh.values)
+    sizes = np.diff(offsets)
+    positions = np.asarray(sink.write_out_of_line(data, sizes), dtype=np.uint64)
+    positions = np.where(sizes == 0, 0, positions).astype(np.uint64)
+    sizes = sizes.astype(np.uint64)
+    if sh.defs is not None:
+        positions = np.where(sh.defs > 0, sh.defs.astype(np.uint64) << np.uint64(16), positions)
+    desc = pa.StructArray.from_arrays([pa.array(positions, pa.uint64()), pa.array(sizes, pa.uint64())],
+                                      names=["position", "size"])
+    inner_sh = Shredded(None, None, desc, [int(Layer.ALL_VALID_ITEM)], sh.num_rows)
+    inner = _miniblock_page(inner_sh, miniblock_values(desc, Strategy(FieldParams(compression="none"))), grammar)
+    layout = pb.BlobLayout(inner_layout=inner.encoding, layers=sh.layers)
+    return EncodedPage(pb.PageLayout(blob_layout=layout), inner.buffers, sh.num_rows)
+
+
 # -- a leaf page -----------------------------------------------------------------------------------
 
 
@@ -277,7 +307,9 @@ def _value_sizes(values: pa.Array) -> tuple[int | None, int, int]:
         lb = fixed_width_bits(leaf)
         bits = None if lb is None else lb * dim
     elif pa.types.is_struct(t):
-        bits = sum(fixed_width_bits(f.type) or 0 for f in t)
+        if not is_simple_packed(t):  # variable packed struct: full-zip
+            return FULLZIP_MIN_VALUE_BYTES * 8, 0, 0
+        bits = sum(fixed_width_bits(f.type) for f in t)
     if bits is not None:
         return bits, (bits + 7) // 8, len(values) * ((bits + 7) // 8)
     offsets, _, _ = variable_value_parts(values)
@@ -285,8 +317,11 @@ def _value_sizes(values: pa.Array) -> tuple[int | None, int, int]:
     return None, int(lens.max()) if len(lens) else 0, int(offsets[-1]) if len(offsets) else 0
 
 
-def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar) -> EncodedPage:
-    """Lay out one leaf column's page."""
+def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar, *, blob: bool = False,
+                     sink=None) -> EncodedPage:
+    """Lay out one leaf column's page (``blob``: out of line through ``sink``)."""
+    if blob:
+        return _blob_page(sh, grammar, sink)
     values = sh.values
     if len(values) == 0 or values.null_count == len(values):
         return _all_null_page(sh)
@@ -340,6 +375,7 @@ class StructuralEncoder:
     field: LanceField
     columns: list[int]  # column index of each leaf, in shred order
     strategies: list[Strategy]
+    blobs: list[bool]
     grammar: Grammar
     max_page_bytes: int
     accepts_chunks: bool = False
@@ -353,8 +389,8 @@ class StructuralEncoder:
             step = max(1, int(n * self.max_page_bytes // max(arr.nbytes, 1)))
         for off in range(0, n, step):
             part = arr.slice(off, step)
-            for col, strat, sh in zip(self.columns, self.strategies, shred(self.field, part)):
-                sink.add_page(col, encode_leaf_page(sh, strat, self.grammar))
+            for col, strat, blob, sh in zip(self.columns, self.strategies, self.blobs, shred(self.field, part)):
+                sink.add_page(col, encode_leaf_page(sh, strat, self.grammar, blob=blob, sink=sink))
 
     def finish(self, sink) -> None:
         pass
@@ -373,20 +409,33 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, g
     if f.logical_type == "map" or any(c.logical_type == "map" for c in f.walk()):
         if not grammar.maps:
             raise UnsupportedTypeError(f"field {f.name!r}: map columns need Lance file version 2.2")
+    if not grammar.fsl_of_struct and any(_is_fsl_of_struct(x) for x in f.walk()):
+        raise UnsupportedTypeError(f"field {f.name!r}: fixed_size_list<struct> columns need Lance file version 2.2")
     strategies = [Strategy(FieldParams.from_metadata(leaf.metadata, leaf.name)) for leaf in leaves]
-    return StructuralEncoder(f, [columns[leaf.id] for leaf in leaves], strategies, grammar, max_page_bytes)
+    blobs = [leaf.is_blob for leaf in leaves]
+    if any(blobs) and _has_list(f):
+        raise UnsupportedTypeError(f"field {f.name!r}: blob columns inside lists cannot be written (the reference "
+                                   "cannot read them)")
+    return StructuralEncoder(f, [columns[leaf.id] for leaf in leaves], strategies, blobs, grammar, max_page_bytes)
+
+
+def _has_list(f: LanceField) -> bool:
+    return any(x.logical_type in _LIST_LOGICAL or x.logical_type == "map" for x in f.walk())
 
 
 def _check_leaf(leaf: LanceField, grammar: Grammar) -> None:
     t = leaf.arrow_type
-    if leaf.is_blob or "lance-encoding:blob" in leaf.metadata:
-        raise UnsupportedTypeError(f"field {leaf.name!r}: writing blob columns in 2.1/2.2 is not supported yet")
+    if "lance-encoding:blob" in leaf.metadata and not leaf.is_blob:
+        raise UnsupportedTypeError(f"field {leaf.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_struct(t) and leaf.children:  # a packed struct
+        if not is_simple_packed(t) and not grammar.variable_packed_struct:
+            raise UnsupportedTypeError(f"packed struct {leaf.name!r}: children that are not plain fixed-width "
+                                       f"values ({t}) need Lance file version 2.2 (variable packed struct)")
         for c in leaf.children:
-            b = fixed_width_bits(c.arrow_type)
-            if b is None or b % 8:
-                raise UnsupportedTypeError(f"packed struct {leaf.name!r}: child {c.name!r} ({c.arrow_type}) is not "
-                                           "byte-aligned fixed-width")
+            ct = c.arrow_type
+            if not (is_simple_packed(pa.struct([pa.field("x", ct)])) or pa.types.is_fixed_size_list(ct)
+                    or variable_kind(ct) is not None):
+                raise UnsupportedTypeError(f"packed struct {leaf.name!r}: child {c.name!r} ({ct}) cannot be packed")
 
 
 def column_encodings(schema, columns: dict[int, int]) -> list:

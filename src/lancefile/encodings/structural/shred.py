@@ -196,7 +196,21 @@ def _walk(f: LanceField, arr: pa.Array, st: _State, outer: list[_OuterLayer], ro
             _walk(child, arr.field(i), _copy(st), list(outer), rows, out)
         return
     if _is_fsl_of_struct(f):
-        raise UnsupportedTypeError(f"field {f.name!r}: writing fixed_size_list<struct> is not supported yet")
+        # 2.2: a validity layer for the list itself, then one entry per item (pages count items)
+        if st.lists:
+            raise UnsupportedTypeError(f"field {f.name!r}: a fixed_size_list<struct> inside a list cannot be written")
+        d = arr.type.list_size
+        outer = list(outer)
+        st = _copy(st)
+        _item_layer(st, arr, outer)
+        pos = np.arange(st.n, dtype=np.int64) if st.pos is None else st.pos
+        new = _State(np.repeat(pos * d, d) + np.tile(np.arange(d, dtype=np.int64), st.n), None, None, None,
+                     st.n * d, 0)
+        if st.dead is not None:
+            new.dead, new.kind = np.repeat(st.dead, d), np.repeat(st.kind, d)
+        items = arr.values.slice(arr.offset * d, len(arr) * d)
+        _walk(f.children[0], items, new, outer, rows * d, out)
+        return
     outer = list(outer)
     new = _list_layer(_copy(st), arr, outer)
     if lt == "map":
