@@ -14,7 +14,7 @@ def test_inspect_text_and_json(tmp_path, capsys):
     path = tmp_path / "f.lance"
     t = pa.table({"x": pa.array(range(1000)), "s": pa.array([str(i % 3) for i in range(1000)]),
                   "l": pa.array([[i] for i in range(1000)])})
-    lancefile.write_table(t, path, max_page_bytes=4096)
+    lancefile.write_table(t, path, max_page_bytes=4096, version="2.0")
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "version:   2.0 (footer 0.3)" in out and "rows:      1000" in out
@@ -25,6 +25,14 @@ def test_inspect_text_and_json(tmp_path, capsys):
     assert [c["field"] for c in info["columns"]] == ["x", "s", "l", "l.item"]
     assert len(info["columns"][0]["pages"]) == 2  # 8000 bytes at 4096 per page
     assert sum(p["rows"] for p in info["columns"][0]["pages"]) == 1000
+
+
+def test_inspect_default_version_file(tmp_path, capsys):
+    path = tmp_path / "f.lance"
+    lancefile.write_table(pa.table({"x": pa.array(range(1000)), "l": pa.array([[i] for i in range(1000)])}), path)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "version:   2.2 (footer 2.2)" in out and "mini-block(" in out and "repetition index" in out
 
 
 def test_inspect_bad_file_exits_nonzero(tmp_path, capsys):

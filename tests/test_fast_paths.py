@@ -166,15 +166,19 @@ def test_small_span_reads_equal_the_vectorised_ones(monkeypatch):
         assert got[64][1] == got[0][1]  # the same requests either way
 
 
-def test_one_column_of_a_wide_file_reads_only_its_pages(tmp_path):
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_one_column_of_a_wide_file_reads_only_its_pages(tmp_path, version):
     t = pa.table({f"c{i}": pa.array(np.arange(2000, dtype=np.float64) + i) for i in range(300)})
     path = tmp_path / "wide.lance"
-    lancefile.write_table(t, path)
+    lancefile.write_table(t, path, version=version)
     src = CountingSource(InMemorySource(path.read_bytes()))
     reader = lancefile.LanceFileReader(src, columns=["c123"])
     src.reset()
     assert reader.read_all(batch_size=100).to_table().column("c123").equals(t.column("c123"))
-    assert src.bytes_read == 2000 * 8
+    if version == "2.0":
+        assert src.bytes_read == 2000 * 8
+    else:  # mini-block chunk headers and padding
+        assert 2000 * 8 <= src.bytes_read <= 2000 * 8 * 1.05
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="needs fork")

@@ -40,7 +40,7 @@ from .format.container import (
     pack_any,
 )
 from .format.schema import LanceSchema, descriptor_bytes
-from .format.version import resolve_version
+from .format.version import DEFAULT_VERSION, resolve_version
 
 __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAULT_DATA_CACHE_BYTES", "PAGE_ALIGNMENT"]
 
@@ -56,7 +56,7 @@ _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 class WriterOptions:
     """Options shared by :class:`LanceFileWriter` and :func:`lancefile.write_table`."""
 
-    version: str = "2.0"
+    version: str = DEFAULT_VERSION.value
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     data_cache_bytes: int = DEFAULT_DATA_CACHE_BYTES
     alignment: int = PAGE_ALIGNMENT
@@ -184,13 +184,14 @@ class LanceFileWriter:
     schema:
         The Arrow schema; taken from the first batch when omitted.
     version:
-        File format version: ``"2.0"`` (also ``"0.3"``). Other versions raise
-        :class:`~lancefile.UnsupportedVersionError` until implemented.
+        File format version: ``"2.2"`` (the default, also ``"stable"``), ``"2.1"`` or ``"2.0"``
+        (also ``"0.3"``). ``"2.3"``/``"next"`` and the legacy v1 format raise
+        :class:`~lancefile.UnsupportedVersionError`.
     max_page_bytes, data_cache_bytes, alignment:
         See :class:`WriterOptions`.
     """
 
-    def __init__(self, path, schema: pa.Schema | None = None, *, version: str | None = "2.0",
+    def __init__(self, path, schema: pa.Schema | None = None, *, version: str | None = None,
                  max_page_bytes: int | None = None, data_cache_bytes: int | None = None,
                  alignment: int = PAGE_ALIGNMENT) -> None:
         self.version = resolve_version(version, for_write=True)

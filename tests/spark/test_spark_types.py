@@ -170,21 +170,38 @@ def test_unmappable_arrow_types_name_the_column(arrow_type):
 def test_unwritable_spark_types_name_the_column(ddl, culprit):
     schema = T._parse_datatype_string(f"id bigint, {ddl}")
     with pytest.raises(UnsupportedTypeError, match=culprit):
-        check_writable(schema)
+        check_writable(schema, "2.0")
 
 
-def test_writing_a_map_column_fails_before_any_file(spark, out):
+def test_maps_are_writable_at_the_default_version():
+    check_writable(T._parse_datatype_string("id bigint, m map<string,int>, a array<map<string,int>>"))
+
+
+def test_writing_a_map_column_at_2_0_fails_before_any_file(spark, out):
     df = spark.sql("select id, map('k', id) as tags from range(3)")
     with pytest.raises(Exception, match=r"column .tags.*2\.2"):
-        df.write.format("lance").mode("append").save(out)
+        df.write.format("lance").option("version", "2.0").mode("append").save(out)
     assert lance_files(out) == [] if os.path.exists(out) else True
 
 
-def test_null_struct_rows_give_a_clear_error(spark, out):
+def test_null_struct_rows_at_2_0_give_a_clear_error(spark, out):
     df = spark.sql("select id, if(id = 2, null, named_struct('x', id)) as st from range(4)").coalesce(1)
     with pytest.raises(Exception, match=r"(?s)struct validity.*st|st.*struct validity"):
-        df.write.format("lance").mode("append").save(out)
+        df.write.format("lance").option("version", "2.0").mode("append").save(out)
     assert lance_files(out) == []
+
+
+def test_maps_and_null_struct_rows_round_trip_at_the_default_version(spark, out):
+    import lance.file
+
+    df = spark.sql("select id, map('k', id) as tags, if(id = 2, null, named_struct('x', id)) as st "
+                   "from range(4)").coalesce(1)
+    df.write.format("lance").mode("append").save(out)
+    files = lance_files(out)
+    assert files and all(lance.file.LanceFileReader(os.path.join(out, f)).metadata().minor_version == 2 for f in files)
+    rows = sorted(spark.read.format("lance").load(out).collect(), key=lambda r: r.id)
+    assert [r.st.x if r.st is not None else None for r in rows] == [0, 1, None, 3]
+    assert [dict(r.tags) for r in rows] == [{"k": i} for i in range(4)]
 
 
 def test_conform_batch_gives_sparks_exact_arrow_schema():

@@ -31,10 +31,12 @@ Example::
 
     >>> resolve_version("0.3").name
     '2.0'
-    >>> resolve_version("stable")
+    >>> resolve_version("stable").name, resolve_version(None).name
+    ('2.2', '2.2')
+    >>> resolve_version("next")
     Traceback (most recent call last):
     ...
-    lancefile.errors.UnsupportedVersionError: Lance file version 2.2 is not implemented yet for writing in lancefile
+    lancefile.errors.UnsupportedVersionError: Lance file version 2.3 is not implemented yet for writing in lancefile
     >>> version_from_footer(0, 3).name
     '2.0'
 """
@@ -106,9 +108,8 @@ ALIASES = {"stable": FileVersion.V2_2, "next": FileVersion.V2_3}
 LEGACY_NAMES = {"legacy", "0.1", "0.2", "v1", "1"}
 LEGACY_FOOTERS = {(0, 0), (0, 1), (0, 2)}
 
-# Our writer's default. The reference defaults to "stable" (2.2); lancefile defaults to the
-# newest version it can write until 2.2 is implemented.
-DEFAULT_VERSION = FileVersion.V2_0
+# Our writer's default: the reference's "stable", 2.2.
+DEFAULT_VERSION = FileVersion.V2_2
 
 
 def resolve_version(name: str | FileVersion | None, *, for_write: bool = True) -> VersionInfo:

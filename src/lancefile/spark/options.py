@@ -11,7 +11,7 @@ Read options
     source apply Spark's filters itself; see :mod:`lancefile.spark`).
 
 Write options
-    ``version`` (file format version, default ``2.0``), ``maxPageBytes``,
+    ``version`` (file format version, default ``2.2``), ``maxPageBytes``,
     ``maxRowsPerFile``, ``maxBytesPerFile`` (of Arrow data; a task rolls over to a new
     file when one is reached), ``vectorColumns`` (``emb=768,img=512``: store these
     ``array<float>`` columns as ``fixed_size_list``), and any ``lance-encoding:<key>``
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..errors import InvalidInputError
+from ..format.version import DEFAULT_VERSION
 
 __all__ = ["ReadOptions", "WriteOptions", "DEFAULT_BATCH_SIZE", "DEFAULT_SPLIT_BYTES"]
 
@@ -128,7 +129,7 @@ class WriteOptions:
     """Checked write options (see the module docstring)."""
 
     path: str
-    version: str = "2.0"
+    version: str = DEFAULT_VERSION.value
     max_page_bytes: int | None = None
     max_rows_per_file: int | None = None
     max_bytes_per_file: int | None = None
@@ -141,7 +142,7 @@ class WriteOptions:
 
         opts = _lower(options)
         _unknown(opts, _WRITE_KEYS, "write")
-        version = resolve_version(opts.get("version") or "2.0", for_write=True).name
+        version = resolve_version(opts.get("version") or None, for_write=True).name
         vectors = {}
         for name, dim in _pairs(opts.get("vectorcolumns", ""), "vectorColumns").items():
             try:

@@ -225,8 +225,13 @@ def _copy(st: _State) -> _State:
                   None if st.kind is None else st.kind.copy(), st.n, st.lists)
 
 
+_VIEWS = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
+
+
 def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shredded:
     st = _copy(st)
+    if arr.type in _VIEWS:  # stored as the plain type, as the reference does
+        arr = arr.cast(_VIEWS[arr.type])
     leaf_layer = _OuterLayer(False)
     layers_outer = outer + [leaf_layer]
     mask = _logical_nulls(arr)
