@@ -29,7 +29,7 @@ from ..compression import compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
 from ..strategy import MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
 
-__all__ = ["MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
+__all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "block_levels", "fixed_value_bytes", "variable_value_parts",
            "integer_like", "flat", "variable_block"]
 
@@ -39,16 +39,38 @@ _VAR_PAD = 0x48
 
 
 @dataclass
+class Buffers:
+    """One value buffer of every chunk: chunk ``c``'s bytes follow chunk ``c-1``'s in ``data``."""
+
+    data: np.ndarray  # uint8
+    sizes: np.ndarray  # int64 bytes per chunk
+
+    @classmethod
+    def of(cls, pieces: list) -> "Buffers":
+        arrays = [np.frombuffer(p, np.uint8) if isinstance(p, (bytes, bytearray)) else p for p in pieces]
+        data = np.concatenate(arrays) if arrays else np.zeros(0, np.uint8)
+        return cls(data, np.array([len(a) for a in arrays], dtype=np.int64))
+
+    @property
+    def starts(self) -> np.ndarray:
+        return np.cumsum(self.sizes) - self.sizes
+
+    def piece(self, c: int) -> np.ndarray:
+        s = int(self.starts[c])
+        return self.data[s : s + int(self.sizes[c])]
+
+
+@dataclass
 class MiniChunks:
-    """Mini-block values: ``buffers[c][k]`` is value buffer ``k`` of chunk ``c``."""
+    """Mini-block values: value buffer ``k`` of every chunk is ``buffers[k]``."""
 
     encoding: pb.CompressiveEncoding
     counts: np.ndarray  # int64 values per chunk
-    buffers: list[list[np.ndarray]]
+    buffers: list[Buffers]
 
     @property
     def num_buffers(self) -> int:
-        return len(self.buffers[0]) if self.buffers else 1
+        return len(self.buffers)
 
 
 def flat(bits: int) -> pb.CompressiveEncoding:
@@ -76,12 +98,6 @@ def _split_counts(total: int, per: int) -> np.ndarray:
     return np.append(counts, rest) if rest else counts
 
 
-def _slices(data: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    return [data[s:e] for s, e in zip(starts.tolist(), ends.tolist())]
-
-
 def _fixed_rows(values: pa.Array) -> tuple[np.ndarray, int]:
     """(bytes, bits per value) of a fixed-width array, nulls as whatever bytes they hold."""
     bits = fixed_width_bits(values.type)
@@ -98,7 +114,7 @@ def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
     elif pa.types.is_boolean(t):
         data, _ = _fixed_rows(values)
         counts = _split_counts(len(values), MINIBLOCK_MAX_VALUES)
-        out = MiniChunks(flat(1), counts, [[p] for p in _slices(data, (counts + 7) // 8)])
+        out = MiniChunks(flat(1), counts, [Buffers(data, (counts + 7) // 8)])
     elif _is_binary(t):
         out = _variable_miniblock(values, strategy)
     elif fixed_width_bits(t) is not None:
@@ -125,7 +141,7 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
             return packed
     per = _fixed_chunk_values(bits)
     counts = _split_counts(n, per)
-    return MiniChunks(flat(bits), counts, [[p] for p in _slices(data, counts * (bits // 8))])
+    return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
 
 
 def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
@@ -138,7 +154,7 @@ def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     sizes = T // 8 + FASTLANES_CHUNK * widths // 8
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
-    return MiniChunks(enc, counts, [[p] for p in _slices(buf, sizes)])
+    return MiniChunks(enc, counts, [Buffers(buf, sizes)])
 
 
 def _fsl_layers(values: pa.Array):
@@ -187,7 +203,8 @@ def _fsl_miniblock(values: pa.Array) -> MiniChunks:
             w = total_dim * leaf_bits // 8
             bufs.append(data[s * w : (s + c) * w])
         chunks.append(bufs)
-    return MiniChunks(_fsl_encoding(dims, [v is not None for v in validity], leaf_bits), counts, chunks)
+    per_buffer = [Buffers.of([c[k] for c in chunks]) for k in range(len(chunks[0]))] if chunks else [Buffers.of([])]
+    return MiniChunks(_fsl_encoding(dims, [v is not None for v in validity], leaf_bits), counts, per_buffer)
 
 
 def is_simple_packed(t: pa.StructType) -> bool:
@@ -285,7 +302,7 @@ def _packed_miniblock(values: pa.Array) -> MiniChunks:
     row = sum(bits)
     counts = _split_counts(len(values), _fixed_chunk_values(row))
     enc = pb.CompressiveEncoding(packed_struct=pb.PackedStruct(bits_per_value=bits, values=flat(row)))
-    return MiniChunks(enc, counts, [[p] for p in _slices(data, counts * (row // 8))])
+    return MiniChunks(enc, counts, [Buffers(data, counts * (row // 8))])
 
 
 def variable_value_parts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
@@ -352,40 +369,39 @@ def _variable_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
         offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
         enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
     counts = _variable_chunk_counts(offsets, strategy.variable_chunk_bytes())
-    return MiniChunks(enc, counts, _variable_chunks(offsets, data, off_bits, counts))
+    return MiniChunks(enc, counts, [Buffers.of([c[0] for c in _variable_chunks(offsets, data, off_bits, counts)])])
 
 
 def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
     """LZ4/ZSTD around value buffer 0 of every chunk, when it makes the page smaller."""
-    total = sum(len(c[0]) for c in mc.buffers)
-    packed = [compress_buffer(c[0], scheme, level) for c in mc.buffers]
-    if sum(len(p) for p in packed) >= total:
+    first = mc.buffers[0]
+    packed = [compress_buffer(first.piece(c), scheme, level) for c in range(len(mc.counts))]
+    if sum(len(p) for p in packed) >= len(first.data):
         return mc
     bc = pb.BufferCompression(scheme=_SCHEME[scheme], level=level) if level is not None else \
         pb.BufferCompression(scheme=_SCHEME[scheme])
     enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=mc.encoding))
-    bufs = [[np.frombuffer(p, np.uint8)] + c[1:] for p, c in zip(packed, mc.buffers)]
-    return MiniChunks(enc, mc.counts, bufs)
+    return MiniChunks(enc, mc.counts, [Buffers.of(packed)] + mc.buffers[1:])
 
 
 # -- blocks: rep/def levels and dictionaries ------------------------------------------------
 
 
-def block_levels(pieces: list[np.ndarray], max_level: int, total: int) -> tuple[pb.CompressiveEncoding, list[np.ndarray]]:
+def block_levels(pieces: list[np.ndarray], max_level: int, total: int) -> tuple[pb.CompressiveEncoding, Buffers]:
     """Compress each chunk's u16 levels with one block encoding chosen for the page:
     InlineBitpacking(16) for pages of at most 1024 levels, else OutOfLineBitpacking(16)
     at the page's width (the reference's choices, REFERENCE-NOTES §4.2)."""
     width = int(max_level).bit_length()
     if width == 0:
-        return flat(16), [p.astype("<u2").view(np.uint8) for p in pieces]
+        return flat(16), Buffers.of([p.astype("<u2").view(np.uint8) for p in pieces])
     if total <= FASTLANES_CHUNK:
         enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=16))
-        return enc, [np.frombuffer(kernels.inline_bitpacking_encode(p.astype(np.uint16)), np.uint8)
-                     if len(p) else np.zeros(0, np.uint8) for p in pieces]
+        return enc, Buffers.of([np.frombuffer(kernels.inline_bitpacking_encode(p.astype(np.uint16)), np.uint8)
+                                if len(p) else np.zeros(0, np.uint8) for p in pieces])
     enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
         uncompressed_bits_per_value=16, values=flat(width)))
-    return enc, [np.frombuffer(kernels.out_of_line_bitpacking_encode(p.astype(np.uint16), width), np.uint8)
-                 for p in pieces]
+    return enc, Buffers.of([np.frombuffer(kernels.out_of_line_bitpacking_encode(p.astype(np.uint16), width),
+                                          np.uint8) for p in pieces])
 
 
 def variable_block(offsets: np.ndarray, data: np.ndarray, off_bits: int) -> bytes:

@@ -18,7 +18,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``bss``: byte-stream-split.
 * ``bitmap``: LSB-first bitmaps.
 * ``fullzip``: splitting full-zip pages into control words and values, and zipping them.
-* ``gather``: many byte ranges copied into one array.
+* ``gather``: many byte ranges copied into one array, and back out (``scatter``).
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
@@ -84,6 +84,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
+from .gather import scatter as scatter_bytes
 from .levels import list_layer, rep_index_chunks, row_spans
 from .miniblock import miniblock_chunk_words, miniblock_headers, miniblock_plain_take, miniblock_plain_values
 from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
@@ -98,7 +99,7 @@ __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
 __all__ += levels.__all__
-__all__ += ["gather_bytes"]
+__all__ += ["gather_bytes", "scatter_bytes"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__

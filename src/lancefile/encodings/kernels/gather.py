@@ -12,7 +12,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel, empty
 
-__all__ = ["gather"]
+__all__ = ["gather", "scatter"]
 
 # Below this many ranges, numpy slicing is cheaper than entering the compiled loop.
 _FEW = 32
@@ -43,3 +43,23 @@ def gather(data, starts, lengths) -> np.ndarray:
     out = empty(int(lengths.sum()), np.uint8)
     _k_gather(raw, starts, lengths, out)
     return out
+
+
+@_Kernel
+def _k_scatter(data, starts, lengths, out, dest):
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        n = lengths[i]
+        d = dest[i]
+        out[d : d + n] = data[s : s + n]
+
+
+def scatter(data, starts, lengths, out: np.ndarray, dest) -> None:
+    """Copy ``data[starts[i] : starts[i] + lengths[i]]`` to ``out[dest[i]:]`` for every i
+    (the write-side twin of :func:`gather`; ranges are the caller's, not checked)."""
+    raw = _byte_view(data)
+    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
+    dest = np.ascontiguousarray(dest, dtype=np.int64).reshape(-1)
+    if len(starts):
+        _k_scatter(raw, starts, lengths, out, dest)

@@ -32,6 +32,7 @@ from ...format.version import Grammar
 from .. import kernels
 from ..arrowutil import fixed_width_bits
 from ..compressive.encode import (
+    Buffers,
     MiniChunks,
     block_levels,
     is_simple_packed,
@@ -121,55 +122,56 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     has_levels = sh.rep is not None or sh.defs is not None
     bounds = _level_bounds(sh, counts) if has_levels else None
     rep_enc = def_enc = None
-    rep_pieces = def_pieces = None
+    segments: list[Buffers] = []
     if sh.rep is not None:
-        rep_enc, rep_pieces = block_levels([sh.rep[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
-                                           sh.max_rep, sh.num_levels)
+        rep_enc, rep_bufs = block_levels([sh.rep[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                                         sh.max_rep, sh.num_levels)
+        segments.append(rep_bufs)
     if sh.defs is not None:
-        def_enc, def_pieces = block_levels([sh.defs[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
-                                           int(sh.defs.max()), sh.num_levels)
+        def_enc, def_bufs = block_levels([sh.defs[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                                         int(sh.defs.max()), sh.num_levels)
+        segments.append(def_bufs)
+    n_level_segments = len(segments)
+    segments += mc.buffers
     large = grammar.large_chunks
-    size_word = np.dtype("<u4") if large else np.dtype("<u2")
-    size_max = 0xFFFFFFFF if large else _U16
-    nbuf = mc.num_buffers
-    pieces: list[np.ndarray] = []
-    words = np.empty(nchunks, np.uint32)
-    for c in range(nchunks):
-        head = [bounds[c + 1] - bounds[c] if has_levels else 0]
-        body = []
-        if rep_pieces is not None:
-            head.append(len(rep_pieces[c]))
-            body.append(rep_pieces[c])
-        if def_pieces is not None:
-            head.append(len(def_pieces[c]))
-            body.append(def_pieces[c])
-        if max(head) > _U16:
-            raise _TooBig
-        sizes = [len(b) for b in mc.buffers[c]]
-        if sizes and max(sizes) > size_max:
-            raise _TooBig
-        hdr = np.array(head, "<u2").tobytes() + np.array(sizes, size_word).tobytes()
-        chunk = [np.frombuffer(hdr, np.uint8), np.full(_pad8(len(hdr)), _FILL, np.uint8)]
-        size = len(hdr) + _pad8(len(hdr))
-        for b in body + mc.buffers[c]:
-            chunk.append(b)
-            chunk.append(np.full(_pad8(len(b)), _FILL, np.uint8))
-            size += len(b) + _pad8(len(b))
-        n = int(counts[c])
-        log2 = 0 if c == nchunks - 1 else n.bit_length() - 1
-        word = ((size // 8 - 1) << 4) | log2
-        if word >= (1 << (32 if large else 16)):
-            raise _TooBig
-        words[c] = word
-        pieces.extend(chunk)
-    meta = words.astype(size_word)
-    layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=nbuf,
+    # the chunk header: u16 levels, u16 per level buffer, u16|u32 per value buffer
+    num_levels = np.diff(bounds) if has_levels else np.zeros(nchunks, np.int64)
+    u16_fields = [num_levels] + [seg.sizes for seg in segments[:n_level_segments]]
+    if any(int(f.max(initial=0)) > _U16 for f in u16_fields):
+        raise _TooBig
+    value_sizes = [seg.sizes for seg in segments[n_level_segments:]]
+    if value_sizes and int(max(v.max(initial=0) for v in value_sizes)) > (0xFFFFFFFF if large else _U16):
+        raise _TooBig
+    head = np.stack(u16_fields, axis=1).astype("<u2").view(np.uint8).reshape(nchunks, -1)
+    if value_sizes:
+        vs = np.stack(value_sizes, axis=1).astype("<u4" if large else "<u2").view(np.uint8).reshape(nchunks, -1)
+        head = np.concatenate([head, vs], axis=1)
+    head_len = head.shape[1]
+    head_pad = head_len + _pad8(head_len)
+    padded = [(seg.sizes + 7) // 8 * 8 for seg in segments]
+    chunk_bytes = head_pad + (np.sum(padded, axis=0) if padded else 0)
+    chunk_starts = np.cumsum(chunk_bytes) - chunk_bytes
+    log2 = np.zeros(nchunks, np.int64)
+    if nchunks > 1:
+        log2[:-1] = np.log2(counts[:-1]).astype(np.int64)
+    words = ((chunk_bytes // 8 - 1) << 4) | log2
+    if int(words.max(initial=0)) >= (1 << (32 if large else 16)):
+        raise _TooBig
+    out = np.full(int(chunk_bytes.sum()), _FILL, np.uint8)
+    kernels.scatter_bytes(head.reshape(-1), np.arange(nchunks, dtype=np.int64) * head_len,
+                          np.full(nchunks, head_len, np.int64), out, chunk_starts)
+    at = chunk_starts + head_pad
+    for seg, pad in zip(segments, padded):
+        kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at)
+        at = at + pad
+    meta = words.astype("<u4" if large else "<u2")
+    layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=mc.num_buffers,
                                 num_items=int(counts.sum()), has_large_chunk=large)
     if rep_enc is not None:
         layout.rep_compression.CopyFrom(rep_enc)
     if def_enc is not None:
         layout.def_compression.CopyFrom(def_enc)
-    buffers = [meta.view(np.uint8), pieces]
+    buffers = [meta.view(np.uint8), out]
     if dictionary is not None:
         enc, buf, items = dictionary
         layout.dictionary.CopyFrom(enc)
