@@ -46,6 +46,11 @@ MINIBLOCK_TARGET_BYTES = 8186
 MINIBLOCK_MAX_VALUES = 4096
 VARIABLE_CHUNK_BYTES = 4096
 FSST_MIN_MAX_LEN = 5
+# Dictionary pages (REFERENCE-NOTES §4.6 step 5): pages of at least this many values, at most
+# this many distinct ones, whose dictionary plus indices is below dict-size-ratio of the plain size.
+DICT_MIN_VALUES = 100
+DICT_MAX_CARDINALITY = 100_000
+DICT_SAMPLE = 4096
 FSST_MIN_BYTES = 32 * 1024
 _COMPRESSIONS = ("fsst", "lz4", "none", "zstd")
 
@@ -123,6 +128,32 @@ class Strategy:
             return MINIBLOCK if fixed_bits < FULLZIP_MIN_VALUE_BYTES * 8 else FULLZIP
         avg = values_bytes / num_values if num_values else 0
         return MINIBLOCK if avg < FULLZIP_MIN_VALUE_BYTES else FULLZIP
+
+    def dictionary(self, values):
+        """A dictionary-encoded copy of string/binary ``values`` when a dictionary page is
+        the smaller choice, else None (``compression=none`` never uses one)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = len(values)
+        if n < DICT_MIN_VALUES or self.params.compression in ("none", "fsst") or values.null_count == n:
+            return None
+        sample = values.slice(0, min(n, DICT_SAMPLE))
+        if len(pc.unique(sample)) > max(len(sample) // 2, 1):  # clearly high-cardinality: not worth hashing all
+            return None
+        encoded = pc.dictionary_encode(values)
+        card = len(encoded.dictionary)
+        if card > DICT_MAX_CARDINALITY:
+            return None
+        large = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+        off = 8 if large else 4
+        validity = values.buffers()[0]
+        raw = values.nbytes - (0 if validity is None else validity.size)
+        dict_bytes = encoded.dictionary.nbytes + off
+        index_bytes = n * max(int(card).bit_length(), 1) / 8
+        if dict_bytes + index_bytes >= self.params.dict_size_ratio * raw:
+            return None
+        return encoded
 
     def use_fsst(self, *, max_len: int, data_bytes: int) -> bool:
         comp = self.params.compression

@@ -46,7 +46,7 @@ from ..compressive.encode import (
 )
 from ..compression import compress_buffer
 from ..page import EncodedPage
-from ..strategy import FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
+from ..strategy import FULLZIP, FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
 from .fields import _LIST_LOGICAL, _is_fsl_of_struct, is_leaf
 from .repdef import Layer
 from .shred import Shredded, shred
@@ -329,6 +329,10 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar, *, blob
         return _all_null_page(sh)
     if pa.types.is_dictionary(values.type):
         return _dictionary_page(sh, values, strategy, grammar)
+    if variable_kind(values.type) is not None and strategy.params.structural != FULLZIP:
+        encoded = strategy.dictionary(values)
+        if encoded is not None:
+            return _dictionary_page(sh, encoded, strategy, grammar)
     bits, _max_len, total = _value_sizes(values)
     layout = strategy.layout(fixed_bits=bits, max_value_bytes=_max_len, values_bytes=total,
                              num_values=len(values))
