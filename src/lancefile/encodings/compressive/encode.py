@@ -387,21 +387,22 @@ def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
 # -- blocks: rep/def levels and dictionaries ------------------------------------------------
 
 
-def block_levels(pieces: list[np.ndarray], max_level: int, total: int) -> tuple[pb.CompressiveEncoding, Buffers]:
+def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int) -> tuple[pb.CompressiveEncoding, Buffers]:
     """Compress each chunk's u16 levels with one block encoding chosen for the page:
     InlineBitpacking(16) for pages of at most 1024 levels, else OutOfLineBitpacking(16)
     at the page's width (the reference's choices, REFERENCE-NOTES §4.2)."""
     width = int(max_level).bit_length()
+    pieces = [levels[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())] if len(levels) <= 4096 else None
     if width == 0:
-        return flat(16), Buffers.of([p.astype("<u2").view(np.uint8) for p in pieces])
-    if total <= FASTLANES_CHUNK:
+        return flat(16), Buffers(levels.astype("<u2").view(np.uint8), np.diff(bounds) * 2)
+    if len(levels) <= FASTLANES_CHUNK:
         enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=16))
         return enc, Buffers.of([np.frombuffer(kernels.inline_bitpacking_encode(p.astype(np.uint16)), np.uint8)
                                 if len(p) else np.zeros(0, np.uint8) for p in pieces])
     enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
         uncompressed_bits_per_value=16, values=flat(width)))
-    return enc, Buffers.of([np.frombuffer(kernels.out_of_line_bitpacking_encode(p.astype(np.uint16), width),
-                                          np.uint8) for p in pieces])
+    data, sizes = kernels.out_of_line_bitpacking_encode_many(levels.astype(np.uint16), bounds, width)
+    return enc, Buffers(data, sizes)
 
 
 def variable_block(offsets: np.ndarray, data: np.ndarray, off_bits: int) -> bytes:

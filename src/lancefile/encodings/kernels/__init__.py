@@ -56,6 +56,7 @@ from .bitpacking import (
     out_of_line_bitpacking_decode_blocks,
     out_of_line_bitpacking_decode_py,
     out_of_line_bitpacking_encode,
+    out_of_line_bitpacking_encode_many,
 )
 from .bss import byte_stream_split_decode, byte_stream_split_decode_py, byte_stream_split_encode
 from .fastlanes import (

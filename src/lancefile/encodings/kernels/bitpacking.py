@@ -39,6 +39,7 @@ __all__ = [
     "out_of_line_bitpacking_encode",
     "out_of_line_bitpacking_decode",
     "out_of_line_bitpacking_decode_blocks",
+    "out_of_line_bitpacking_encode_many",
 ]
 
 
@@ -384,3 +385,38 @@ def out_of_line_bitpacking_decode_py(buf, uncompressed_bits: int, width: int, nu
     else:
         rest = fastlanes_unpack_py(words[full * wpc : (full + 1) * wpc], width, tail, dtype)
     return np.concatenate([head, rest]).astype(dtype)
+
+
+def out_of_line_bitpacking_encode_many(values, bounds, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`out_of_line_bitpacking_encode` of every piece ``values[bounds[i]:bounds[i+1]]``
+    at one ``width``, in one pass; returns ``(bytes back to back, bytes per piece)``."""
+    from .gather import scatter
+
+    arr = _unsigned_view(values)
+    T = arr.dtype.itemsize * 8
+    W = _check_width(width, T)
+    w = arr.dtype.itemsize
+    bounds = np.asarray(bounds, dtype=np.int64)
+    counts = np.diff(bounds)
+    full, tail = np.divmod(counts, FASTLANES_CHUNK)
+    padded = (tail > 0) & (W * (FASTLANES_CHUNK - tail) < (T - W) * tail)
+    groups = full + padded
+    wpc = fastlanes_words_per_chunk(W, T)
+    # every group's 1024 values (a padded tail group is zero-filled past the piece's end)
+    g_piece = np.repeat(np.arange(len(counts)), groups)
+    g_first = np.repeat(np.cumsum(groups) - groups, groups)
+    g_start = bounds[:-1][g_piece] + (np.arange(g_piece.size) - g_first) * FASTLANES_CHUNK
+    idx = (g_start[:, None] + np.arange(FASTLANES_CHUNK)).reshape(-1)
+    limit = np.repeat(bounds[1:][g_piece], FASTLANES_CHUNK)
+    ok = idx < limit
+    grid = np.where(ok, arr[np.minimum(idx, max(arr.size - 1, 0))] if arr.size else 0, 0).astype(arr.dtype)
+    packed = _pack_chunks(grid, np.arange(g_piece.size, dtype=np.int64) * wpc,
+                          np.full(g_piece.size, W, dtype=np.int64), g_piece.size * wpc)
+    raw_tail = np.where(padded | (tail == 0), 0, tail)
+    sizes = (groups * wpc + raw_tail) * w
+    out = np.empty(int(sizes.sum()), np.uint8)
+    at = np.cumsum(sizes) - sizes
+    scatter(packed.view(np.uint8), (np.cumsum(groups) - groups) * wpc * w, groups * wpc * w, out, at)
+    scatter(arr.view(np.uint8), (bounds[:-1] + full * FASTLANES_CHUNK) * w, raw_tail * w, out,
+            at + groups * wpc * w)
+    return out, sizes

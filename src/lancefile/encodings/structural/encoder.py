@@ -124,12 +124,10 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     rep_enc = def_enc = None
     segments: list[Buffers] = []
     if sh.rep is not None:
-        rep_enc, rep_bufs = block_levels([sh.rep[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
-                                         sh.max_rep, sh.num_levels)
+        rep_enc, rep_bufs = block_levels(sh.rep, bounds, sh.max_rep)
         segments.append(rep_bufs)
     if sh.defs is not None:
-        def_enc, def_bufs = block_levels([sh.defs[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
-                                         int(sh.defs.max()), sh.num_levels)
+        def_enc, def_bufs = block_levels(sh.defs, bounds, int(sh.defs.max()))
         segments.append(def_bufs)
     n_level_segments = len(segments)
     segments += mc.buffers
