@@ -27,10 +27,10 @@ from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
-from ..strategy import MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
+from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
-           "variable_packed_rows", "block_levels", "fixed_value_bytes", "variable_value_parts",
+           "variable_packed_rows", "fsst_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
            "integer_like", "flat", "variable_block"]
 
 _SCHEME = {"lz4": pb.BufferCompression.LZ4 if hasattr(pb.BufferCompression, "LZ4") else 1,
@@ -135,7 +135,7 @@ def _is_binary(t: pa.DataType) -> bool:
 def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     data, bits = _fixed_rows(values)
     n = len(values)
-    if strategy.params.compression != "none" and integer_like(values.type) and bits in (8, 16, 32, 64) and n:
+    if strategy.params.compression != "none" and bits in (8, 16, 32, 64) and n:
         packed = _inline_bitpacked(data.view(np.dtype(f"<u{bits // 8}")))
         if packed is not None:
             return packed
@@ -148,10 +148,12 @@ def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     T = words.dtype.itemsize * 8
     padded = _pad_to_chunks(words)
     widths = _chunk_bit_widths(padded)
-    if int(widths.max()) >= T:  # nothing to gain (the reference keeps such pages flat)
+    sizes = T // 8 + FASTLANES_CHUNK * widths // 8
+    # as the reference: only when every group packs below its width and the page shrinks
+    # (padding the last group to 1024 values can cost more than packing saves)
+    if int(widths.max()) >= T or int(sizes.sum()) >= words.size * (T // 8):
         return None
     buf = np.frombuffer(kernels.inline_bitpacking_encode(words), np.uint8)
-    sizes = T // 8 + FASTLANES_CHUNK * widths // 8
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
     return MiniChunks(enc, counts, [Buffers(buf, sizes)])
@@ -322,19 +324,27 @@ def variable_value_parts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, int]
     return offsets - base, data, 64 if large else 32
 
 
-def _variable_chunk_counts(offsets: np.ndarray, target: int) -> np.ndarray:
-    """Values per chunk: a power of two, doubled while the chunk's bytes stay within ``target``."""
+def _variable_chunk_counts(offsets: np.ndarray, target: int, width: int) -> np.ndarray:
+    """Values per chunk, as pylance 14.0.2 picks them: the largest power of two whose chunk
+    (offsets included) stays within ``target`` bytes (at least one value); the last chunk
+    takes all the rest when that fits."""
     n = len(offsets) - 1
+    offs = offsets.tolist()
     counts = []
-    i = 0
-    while i < n:
-        c = 1
-        while c * 2 <= MINIBLOCK_MAX_VALUES and i + c * 2 <= n and offsets[i + c * 2] - offsets[i] <= target:
-            c *= 2
-        if i + c * 2 > n and offsets[n] - offsets[i] <= target and n - i <= MINIBLOCK_MAX_VALUES:
-            c = n - i  # the last chunk takes the rest
-        counts.append(c)
-        i += c
+    last = 0
+    while last < n:
+        num, new = 1, 2
+        while True:
+            if last + new >= n + 1:
+                end = n if offs[n] - offs[last] + (n + 1 - last) * width <= target else last + num
+                break
+            if offs[last + new] - offs[last] + (new + 1) * width <= target:
+                num, new = new, new * 2
+            else:
+                end = last + num
+                break
+        counts.append(end - last)
+        last = end
     return np.array(counts, dtype=np.int64)
 
 
@@ -364,12 +374,22 @@ def _variable_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     lens = np.diff(offsets)
     max_len = int(lens.max()) if len(lens) else 0
     enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
+    # the reference's DataSize of a variable block counts the offsets too
     if len(values) and strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)):
-        table, codes, code_offsets = kernels.fsst_compress(data, offsets)
-        offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
-        enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
-    counts = _variable_chunk_counts(offsets, strategy.variable_chunk_bytes())
+        table, offsets, data = fsst_values(offsets, data)
+        enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=table, values=enc))
+    counts = _variable_chunk_counts(offsets, strategy.variable_chunk_bytes(), off_bits // 8)
     return MiniChunks(enc, counts, [Buffers.of([c[0] for c in _variable_chunks(offsets, data, off_bits, counts)])])
+
+
+def fsst_values(offsets: np.ndarray, data: np.ndarray) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """(symbol table, offsets, bytes) of FSST-compressed strings. Under 32 KiB of string bytes
+    the strings are kept as they are behind a table whose switch is off, as the reference's
+    compressor does."""
+    if len(data) < FSST_MIN_BYTES:
+        return kernels.fsst_make_symbol_table([], [], compressed=False), offsets, data
+    table, codes, code_offsets = kernels.fsst_compress(data, offsets)
+    return bytes(table), np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
 
 
 def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:

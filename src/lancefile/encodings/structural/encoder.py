@@ -37,6 +37,7 @@ from ..compressive.encode import (
     block_levels,
     is_simple_packed,
     fixed_value_bytes,
+    fsst_values,
     miniblock_values,
     variable_block,
     variable_encoding,
@@ -236,10 +237,9 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         comp = strategy.params.compression
         if pa.types.is_struct(t):
             pass  # the reference compresses no variable packed struct
-        elif strategy.use_fsst(max_len=max_len, data_bytes=len(data)) and len(data):
-            table, codes, code_offsets = kernels.fsst_compress(data, offsets)
-            offsets, data = np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
-            enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=bytes(table), values=enc))
+        elif strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)) and len(data):
+            table, offsets, data = fsst_values(offsets, data)
+            enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=table, values=enc))
         elif comp in ("lz4", "zstd") or (comp is None and max_len > 32 * 1024 and len(data) >= 32 * 1024):
             # the reference writes zstd (level 0 = default) per value, whatever general scheme is asked
             level = strategy.params.level or 0

@@ -109,6 +109,19 @@ def _alive(st: _State) -> np.ndarray | None:
     return None if st.dead is None else st.dead < 0
 
 
+def _pushed_nulls(st: _State, outer: list[_OuterLayer]) -> bool:
+    """Whether some entry is null at an outer item layer below the innermost list: the
+    reference pushes struct nulls down into the children, so the inner layers of such an
+    entry are nullable too (down to the next list layer, which takes them)."""
+    if st.dead is None:
+        return False
+    # only item layers since the innermost list: a null list's items are not entries
+    lists = [i for i, lay in enumerate(outer) if lay.is_list]
+    first = lists[-1] + 1 if lists else 0
+    pick = (st.dead >= first) & (st.kind == _NULL)
+    return bool(pick.any())
+
+
 def _kill(st: _State, where: np.ndarray, layer: int, kind: int) -> None:
     """Mark entries ``where`` (bool over entries, all alive) as null/empty at ``layer``."""
     if st.dead is None:
@@ -120,7 +133,7 @@ def _kill(st: _State, where: np.ndarray, layer: int, kind: int) -> None:
 
 def _item_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> None:
     """A validity layer (a struct, an fsl<struct> row, a map's entries)."""
-    layer = _OuterLayer(False)
+    layer = _OuterLayer(False, has_null=_pushed_nulls(st, outer))
     outer.append(layer)
     mask = null_mask(arr)
     if mask is None or not mask.any():
@@ -135,7 +148,7 @@ def _item_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> None:
 
 
 def _list_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> _State:
-    layer = _OuterLayer(True)
+    layer = _OuterLayer(True, has_null=_pushed_nulls(st, outer))
     outer.append(layer)
     idx = len(outer) - 1
     offsets = np.asarray(arr.offsets).astype(np.int64, copy=False)
@@ -232,7 +245,7 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
     st = _copy(st)
     if arr.type in _VIEWS:  # stored as the plain type, as the reference does
         arr = arr.cast(_VIEWS[arr.type])
-    leaf_layer = _OuterLayer(False)
+    leaf_layer = _OuterLayer(False, has_null=_pushed_nulls(st, outer))
     layers_outer = outer + [leaf_layer]
     mask = _logical_nulls(arr)
     if mask is not None and mask.any():
