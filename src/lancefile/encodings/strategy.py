@@ -15,6 +15,8 @@ Keys understood (bad values are refused before anything is written):
 ``lance-encoding:bss``                      ``off``, ``on``, ``auto``
 ``lance-encoding:dict-size-ratio``          a number in (0, 1]
 ``lance-encoding:minichunk-size``           an integer > 0 (bytes of variable values a chunk)
+``lance-encoding:dict-values-compression``  ``lz4`` (2.2's default), ``zstd``, ``none``
+``lance-encoding:dict-values-compression-level``  an integer >= 0
 ==========================================  ============================================
 
 Example::
@@ -86,6 +88,8 @@ class FieldParams:
     bss: str = "auto"
     dict_size_ratio: float = 0.8
     minichunk_bytes: int | None = None
+    dict_values_compression: str = "lz4"  # 2.2 only; 2.1 never compresses dictionaries
+    dict_values_level: int | None = None
 
     @classmethod
     def from_metadata(cls, md: dict, name: str) -> "FieldParams":
@@ -108,8 +112,13 @@ class FieldParams:
             raise InvalidInputError(f"field {name!r}: {PREFIX}bss must be off, on or auto, not {bss!r}")
         ratio = _number(md, "dict-size-ratio", name, 1e-9, 1.0)
         chunk = _number(md, "minichunk-size", name, 1, 1 << 30, integer=True)
+        dvc = (_text(md, "dict-values-compression") or "lz4").lower()
+        if dvc not in ("lz4", "zstd", "none"):
+            raise InvalidInputError(f"field {name!r}: {PREFIX}dict-values-compression must be lz4, zstd or none, "
+                                    f"not {dvc!r}")
+        dvl = _number(md, "dict-values-compression-level", name, 0, 22, integer=True)
         return cls(comp, level, structural, 0.5 if rle is None else rle, bss,
-                   0.8 if ratio is None else ratio, chunk)
+                   0.8 if ratio is None else ratio, chunk, dvc, dvl)
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,7 @@ class Strategy:
         sample = values.slice(0, min(n, DICT_SAMPLE))
         if len(pc.unique(sample)) > max(len(sample) // 2, 1):  # clearly high-cardinality: not worth hashing all
             return None
-        encoded = pc.dictionary_encode(values)
+        encoded = pc.dictionary_encode(values, null_encoding="encode")  # a null is an item, as the reference
         card = len(encoded.dictionary)
         if card > DICT_MAX_CARDINALITY:
             return None
@@ -154,6 +163,12 @@ class Strategy:
         if dict_bytes + index_bytes >= self.params.dict_size_ratio * raw:
             return None
         return encoded
+
+    def dictionary_compression(self, general_blocks: bool) -> tuple[str, int | None] | None:
+        """General compression around a page's dictionary: 2.2 wraps it in LZ4 by default."""
+        if not general_blocks or self.params.dict_values_compression == "none":
+            return None
+        return self.params.dict_values_compression, self.params.dict_values_level
 
     def use_fsst(self, *, max_len: int, data_bytes: int) -> bool:
         comp = self.params.compression

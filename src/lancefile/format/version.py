@@ -25,6 +25,7 @@ ConstantLayout with a value or packed levels   no     yes (only the all-null for
 RLE frame for rep/def levels                   no     yes
 VariablePackedStruct (packed struct, var kids) no     yes
 map, fixed_size_list<struct>                   no     yes
+General (LZ4/ZSTD) around dictionary blocks    no     yes
 =============================================  =====  =====
 
 Example::
@@ -69,6 +70,7 @@ class Grammar:
     variable_packed_struct: bool  # full-zip packed structs with variable-width children
     maps: bool
     fsl_of_struct: bool
+    general_blocks: bool  # General (LZ4/ZSTD) around block buffers: dictionaries
 
     @property
     def chunk_word_bytes(self) -> int:
@@ -77,9 +79,9 @@ class Grammar:
 
 
 GRAMMAR_2_1 = Grammar(large_chunks=False, constant_values=False, rle_levels=False,
-                      variable_packed_struct=False, maps=False, fsl_of_struct=False)
+                      variable_packed_struct=False, maps=False, fsl_of_struct=False, general_blocks=False)
 GRAMMAR_2_2 = Grammar(large_chunks=True, constant_values=True, rle_levels=True,
-                      variable_packed_struct=True, maps=True, fsl_of_struct=True)
+                      variable_packed_struct=True, maps=True, fsl_of_struct=True, general_blocks=True)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from .shred import Shredded, shred
 __all__ = ["StructuralEncoder", "build_encoder", "column_encodings", "encode_leaf_page"]
 
 _FILL = 0xFE
+_SCHEME = {"lz4": 1, "zstd": 2}  # BufferCompression.CompressionScheme
 _U16 = 0xFFFF
 
 
@@ -361,6 +362,14 @@ def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strateg
     key = values.type.index_type
     indices = values.indices.fill_null(0).view(pa.from_numpy_dtype(np.dtype(f"u{key.bit_width // 8}")))
     enc, buf = _dictionary_block(values.dictionary)
+    general = strategy.dictionary_compression(grammar.general_blocks)
+    if general is not None:
+        scheme, level = general
+        buf = np.frombuffer(compress_buffer(buf, scheme, level), np.uint8)
+        bc = pb.BufferCompression(scheme=_SCHEME[scheme])
+        if level is not None:
+            bc.level = level
+        enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=enc))
     mc = miniblock_values(indices, strategy)
     try:
         return _miniblock_page(sh, mc, grammar, (enc, buf, len(values.dictionary)))
