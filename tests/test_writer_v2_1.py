@@ -1,0 +1,117 @@
+"""The 2.1/2.2 writer refuses bad input before writing anything, and 2.2 is the default."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.encodings.strategy import FieldParams
+
+
+def _left(tmp_path) -> list[str]:
+    return sorted(p.name for p in tmp_path.iterdir())
+
+
+def _field(name, typ, **md):
+    return pa.field(name, typ, metadata={f"lance-encoding:{k.replace('_', '-')}": v for k, v in md.items()})
+
+
+@pytest.mark.parametrize("key, value, text", [
+    ("compression", "brotli", "must be one of"),
+    ("compression_level", "-1", "must be in"),
+    ("compression_level", "high", "must be a number"),
+    ("rle_threshold", "lots", "must be a number"),
+    ("rle_threshold", "1.5", "must be in"),
+    ("structural_encoding", "zipped", "miniblock or fullzip"),
+    ("bss", "maybe", "off, on or auto"),
+    ("dict_size_ratio", "0", "must be in"),
+    ("minichunk_size", "0", "must be in"),
+    ("dict_values_compression", "snappy", "lz4, zstd or none"),
+])
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_bad_field_metadata_is_refused_before_any_byte(tmp_path, key, value, text, version):
+    schema = pa.schema([_field("col", pa.int32(), **{key: value})])
+    with pytest.raises(lancefile.InvalidInputError, match=f"(?s)'col'.*{text}"):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", schema, version=version)
+    assert _left(tmp_path) == []
+    # the same through write_table with the schema taken from the data
+    t = pa.Table.from_arrays([pa.array([1, 2], pa.int32())], schema=schema)
+    with pytest.raises(lancefile.InvalidInputError):
+        lancefile.write_table(t, tmp_path / "g.lance", version=version)
+    assert _left(tmp_path) == []
+
+
+@pytest.mark.parametrize("typ, text", [
+    (pa.map_(pa.string(), pa.int32()), "map columns need Lance file version 2.2"),
+    (pa.list_(pa.struct([("a", pa.int32())]), 2), "fixed_size_list<struct> columns need Lance file version 2.2"),
+])
+def test_types_2_1_cannot_hold(tmp_path, typ, text):
+    with pytest.raises(lancefile.UnsupportedTypeError, match=text):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([pa.field("col", typ)]), version="2.1")
+    assert _left(tmp_path) == []
+    lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([pa.field("col", typ)]), version="2.2").abort()
+
+
+def test_variable_packed_struct_needs_2_2(tmp_path):
+    typ = pa.struct([("a", pa.int32()), ("s", pa.string())])
+    field = pa.field("ps", typ, metadata={"packed": "true"})
+    with pytest.raises(lancefile.UnsupportedTypeError, match="need Lance file version 2.2"):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([field]), version="2.1")
+    assert _left(tmp_path) == []
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_batch_with_another_schema_leaves_no_file(tmp_path, version):
+    good = pa.table({"a": pa.array([1, 2], pa.int64())})
+    bad = pa.table({"a": pa.array(["x", "y"])})
+    with pytest.raises(lancefile.SchemaMismatchError):
+        with lancefile.LanceFileWriter(tmp_path / "f.lance", good.schema, version=version) as w:
+            w.write_batch(good)
+            w.write_batch(bad)
+    assert _left(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["2.3", "next"])
+def test_unstable_versions_are_refused(tmp_path, name):
+    with pytest.raises(lancefile.UnsupportedVersionError, match="2.3"):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([("a", pa.int32())]), version=name)
+    assert _left(tmp_path) == []
+
+
+def test_alignment_below_64_is_refused_for_2_1_and_later(tmp_path):
+    with pytest.raises(lancefile.InvalidInputError, match="aligned to at least 64"):
+        lancefile.LanceFileWriter(tmp_path / "f.lance", pa.schema([("a", pa.int32())]), version="2.2", alignment=8)
+
+
+def test_default_version_is_2_2_as_the_reference(tmp_path):
+    import lance.file
+
+    path = tmp_path / "f.lance"
+    lancefile.write_table(pa.table({"a": pa.array(np.arange(10))}), path)
+    md = lance.file.LanceFileReader(str(path)).metadata()
+    assert (md.major_version, md.minor_version) == (2, 2)
+    for name in ["stable", "2.2", "v2.2"]:
+        p = tmp_path / f"{name}.lance"
+        lancefile.write_table(pa.table({"a": [1]}), p, version=name)
+        assert lancefile.LanceFileReader(p).version == "2.2"
+
+
+def test_field_params_defaults_match_the_reference():
+    p = FieldParams.from_metadata({}, "x")
+    assert (p.compression, p.rle_threshold, p.bss, p.dict_size_ratio, p.dict_values_compression) == \
+        (None, 0.5, "auto", 0.8, "lz4")
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_zero_rows_and_all_null_columns(tmp_path, version):
+    import lance.file
+
+    t = pa.table({"i": pa.array([None] * 2000, pa.int32()), "l": pa.array([None, []] * 1000, pa.list_(pa.int64())),
+                  "n": pa.nulls(2000)})
+    for data in (t, t.slice(0, 0)):
+        path = tmp_path / f"z{data.num_rows}.lance"
+        lancefile.write_table(data, path, version=version)
+        assert lance.file.LanceFileReader(str(path)).read_all().to_table().equals(data)
+        assert lancefile.read_table(path).equals(data)
