@@ -260,6 +260,9 @@ def _map_type(typ: pa.DataType, fn: Callable[[pa.DataType], pa.DataType | None])
         t = pa.list_(typ.value_field.with_type(_map_type(typ.value_type, fn)))
     elif pa.types.is_large_list(typ):
         t = pa.large_list(typ.value_field.with_type(_map_type(typ.value_type, fn)))
+    elif pa.types.is_map(typ):
+        t = pa.map_(typ.key_field.with_type(_map_type(typ.key_type, fn)),
+                    typ.item_field.with_type(_map_type(typ.item_type, fn)))
     elif pa.types.is_fixed_size_list(typ):
         t = pa.list_(typ.value_field.with_type(_map_type(typ.value_type, fn)), typ.list_size)
     elif pa.types.is_struct(typ):
@@ -302,7 +305,10 @@ def normalize_dictionaries(table: pa.Table) -> pa.Table:
     for f, col in zip(table.schema, table.columns):
         if has_dictionary(f.type):
             t = _without_dictionaries(f.type)
-            col = col.cast(t)
+            try:
+                col = col.cast(t)
+            except pa.ArrowInvalid:  # e.g. a null struct row over non-nullable children: rebuild by value
+                col = pa.chunked_array([pa.array(col.to_pylist(), type=t)], type=t)
             f = f.with_type(t)
         cols.append(col)
         fields.append(f)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import lancefile
 from tests import datagen
-from tests.conftest import assert_tables_equal, reference_reader, reference_write
+from tests.conftest import assert_tables_equal, reference_reader, reference_take, reference_write
 
 pytestmark = pytest.mark.interop  # the properties also exchange files with pylance
 
@@ -284,3 +284,30 @@ def test_reference_2_1_and_2_2_to_lancefile(case, data):
                             values_only=values_only, context=f"{version}: read_range({start}, {length})")
         assert_tables_equal(r.take_rows(indices).to_table(), expected.take(pa.array(indices, pa.int64())),
                             values_only=values_only, context=f"{version}: take_rows({indices})")
+
+
+@given(case=tables_2_1_plus(), data=st.data())
+def test_lancefile_2_1_and_2_2_round_trip(case, data):
+    """lancefile writes 2.1 / 2.2 in random batches and page sizes -> pylance and lancefile
+    read back the table, whole and by take."""
+    t, version = case
+    cuts = data.draw(batch_splits(t.num_rows), label="batch cuts")
+    page = data.draw(st.sampled_from([1024, 32 * 1024 * 1024]), label="max_page_bytes")
+    cache = data.draw(st.sampled_from([1, 8 * 1024 * 1024]), label="data_cache_bytes")
+    values_only = _has_dictionary(t)
+    expected = datagen.expected_readback(t)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.lance"
+        with lancefile.LanceFileWriter(str(path), t.schema, version=version, max_page_bytes=page,
+                                       data_cache_bytes=cache) as w:
+            for a, b in zip(cuts, cuts[1:]):
+                w.write_batch(t.slice(a, b - a))
+        ref = reference_reader(path).read_all().to_table()
+        assert_tables_equal(ref, expected, values_only=values_only, check_metadata=True, context="pylance read")
+        got = lancefile.LanceFileReader(str(path)).read_all(batch_size=data.draw(st.integers(1, 300))).to_table()
+        assert_tables_equal(got, expected, values_only=values_only, check_metadata=True, context="lancefile read")
+        n = t.num_rows
+        if n:
+            idx = sorted(set(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=20), label="take")))
+            assert_tables_equal(reference_take(path, idx), expected.take(pa.array(idx, pa.int64())),
+                                values_only=True, context="pylance take")

@@ -134,6 +134,9 @@ def _concat_dictionaries(parts: list[pa.DictionaryArray], dtype: pa.DictionaryTy
     shift = np.cumsum([0] + [len(p.dictionary) for p in parts[:-1]])
     remapped = []
     for p, sh in zip(parts, shift):
+        if len(p.dictionary) == 0:  # e.g. an all-null page: no items, every key null
+            remapped.append(pa.nulls(len(p), pa.int64()))
+            continue
         idx = p.indices
         raw = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         mask = None if idx.null_count == 0 else ~idx.is_valid().to_numpy(zero_copy_only=False)
