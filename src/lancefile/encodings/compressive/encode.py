@@ -5,13 +5,16 @@ Each function encodes; which one runs is decided by :class:`~lancefile.encodings
 (the page encoder asks it). Buffer layouts are the ones the decoders in this package read
 (each codec module's docstring shows them).
 
-Example: three int32 values in one mini-block chunk, bit-packed::
+Example: 2,500 int32 values below 8 are bit-packed at 3 bits, 1,024 values a chunk (a
+width word and 384 bytes each); three values stay flat, as packing would not shrink them::
 
-    >>> import pyarrow as pa
+    >>> import numpy as np, pyarrow as pa
     >>> from lancefile.encodings.strategy import FieldParams, Strategy
-    >>> mc = miniblock_values(pa.array([1, 2, 3], pa.int32()), Strategy(FieldParams()))
-    >>> mc.encoding.WhichOneof("compression"), mc.counts.tolist(), [len(b) for b in mc.buffers[0]]
-    ('inline_bitpacking', [3], [260])
+    >>> mc = miniblock_values(pa.array(np.arange(2500) % 8, pa.int32()), Strategy(FieldParams()))
+    >>> mc.encoding.WhichOneof("compression"), mc.counts.tolist(), mc.buffers[0].sizes.tolist()
+    ('inline_bitpacking', [1024, 1024, 452], [388, 388, 388])
+    >>> miniblock_values(pa.array([1, 2, 3], pa.int32()), Strategy(FieldParams())).encoding.WhichOneof("compression")
+    'flat'
 """
 
 from __future__ import annotations
