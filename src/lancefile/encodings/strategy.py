@@ -32,7 +32,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import InvalidInputError
 
@@ -129,6 +129,8 @@ class Strategy:
     """
 
     params: FieldParams
+    # what one page learnt and the next may reuse (an FSST symbol table), per leaf column
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def layout(self, *, fixed_bits: int | None, max_value_bytes: int, values_bytes: int, num_values: int) -> str:
         if self.params.structural is not None:

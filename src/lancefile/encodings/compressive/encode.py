@@ -379,19 +379,29 @@ def _variable_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
     # the reference's DataSize of a variable block counts the offsets too
     if len(values) and strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)):
-        table, offsets, data = fsst_values(offsets, data)
+        table, offsets, data = fsst_values(offsets, data, strategy.memo)
         enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=table, values=enc))
     counts = _variable_chunk_counts(offsets, strategy.variable_chunk_bytes(), off_bits // 8)
     return MiniChunks(enc, counts, [Buffers.of([c[0] for c in _variable_chunks(offsets, data, off_bits, counts)])])
 
 
-def fsst_values(offsets: np.ndarray, data: np.ndarray) -> tuple[bytes, np.ndarray, np.ndarray]:
+def fsst_values(offsets: np.ndarray, data: np.ndarray, memo: dict | None = None) -> tuple[bytes, np.ndarray, np.ndarray]:
     """(symbol table, offsets, bytes) of FSST-compressed strings. Under 32 KiB of string bytes
     the strings are kept as they are behind a table whose switch is off, as the reference's
-    compressor does."""
+    compressor does. ``memo`` (one per column) keeps the last page's table: the next page
+    reuses it unless it compresses clearly worse there, which saves training per page."""
     if len(data) < FSST_MIN_BYTES:
         return kernels.fsst_make_symbol_table([], [], compressed=False), offsets, data
-    table, codes, code_offsets = kernels.fsst_compress(data, offsets)
+    raw = int(offsets[-1] - offsets[0])
+    if memo is not None and "fsst" in memo:
+        symbols, lengths, ratio = memo["fsst"]
+        table, codes, code_offsets = kernels.fsst_compress(data, offsets, symbols, lengths)
+        if len(codes) <= raw * ratio * 1.05 + 64:
+            return bytes(table), np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
+    symbols, lengths = kernels.fsst_build_symbol_table(data, offsets)
+    table, codes, code_offsets = kernels.fsst_compress(data, offsets, symbols, lengths)
+    if memo is not None:
+        memo["fsst"] = (symbols, lengths, len(codes) / max(raw, 1))
     return bytes(table), np.asarray(code_offsets, np.int64), np.asarray(codes, np.uint8)
 
 

@@ -244,18 +244,25 @@ def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np
 # side is fixed by the format: any table of 1..8-byte symbols decodes.
 
 FSST_SAMPLE_BYTES = 1 << 14
+_FSST_SPLIT_BYTES = 1 << 20  # inputs this large are compressed by several threads
+
+
+def _threads() -> int:
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
 _FSST_HASH_MUL = 0x9E3779B97F4A7C15
 _FSST_ROUNDS = 5
 
 
-def _fsst_sample(data: bytes, offsets: np.ndarray) -> list[bytes]:
+def _fsst_sample(data: np.ndarray, offsets: np.ndarray) -> list[bytes]:
     n = offsets.size - 1
-    if len(data) <= FSST_SAMPLE_BYTES:
-        return [data[offsets[i] : offsets[i + 1]] for i in range(n)]
+    if int(offsets[-1] - offsets[0]) <= FSST_SAMPLE_BYTES:
+        return [data[offsets[i] : offsets[i + 1]].tobytes() for i in range(n)]
     rng = np.random.default_rng(4637947)
     out, size = [], 0
     for i in rng.permutation(n):
-        s = data[offsets[i] : offsets[i + 1]][:512]
+        s = data[offsets[i] : min(offsets[i + 1], offsets[i] + 512)].tobytes()
         out.append(s)
         size += len(s)
         if size >= FSST_SAMPLE_BYTES:
@@ -282,7 +289,7 @@ def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
     token used and every concatenation of two neighbouring tokens (cut to 8 bytes) by
     ``uses * length`` and keeps the best 255.  Returns ``(symbols uint64, lengths uint8)``.
     """
-    raw = bytes(_byte_view(data))
+    raw = _byte_view(data)
     offsets = np.asarray(offsets, dtype=np.int64)
     sample = _fsst_sample(raw, offsets)
     table: dict[bytes, int] = {}
@@ -414,12 +421,29 @@ def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.
     lengths = np.asarray(lengths, dtype=np.uint8)
     _fsst_tables(symbols, lengths)  # validates
     toks = [int(s).to_bytes(8, "little")[: int(n)] for s, n in zip(symbols, lengths)]
-    out = np.empty(2 * raw.size, dtype=np.uint8)
-    out_offsets = np.zeros(max(offsets.size, 1), dtype=np.int64)
-    used = 0
-    if offsets.size > 1:
-        used = _k_fsst_compress(raw, offsets, *_fsst_encoder_tables(toks), out, out_offsets)
-    return fsst_make_symbol_table(symbols, lengths), out[:used].copy(), out_offsets
+    tables = _fsst_encoder_tables(toks)
+    n = offsets.size - 1
+    parts = 1 if offsets.size < 2 or int(offsets[-1] - offsets[0]) < _FSST_SPLIT_BYTES else _threads()
+    cuts = np.linspace(0, max(n, 0), parts + 1).astype(np.int64)
+
+    def run(k):
+        offs = offsets[cuts[k] : cuts[k + 1] + 1]
+        out = np.empty(2 * int(offs[-1] - offs[0]) if offs.size else 0, dtype=np.uint8)
+        out_offsets = np.zeros(max(offs.size, 1), dtype=np.int64)
+        used = _k_fsst_compress(raw, offs, *tables, out, out_offsets) if offs.size > 1 else 0
+        return out[:used], out_offsets
+
+    if parts == 1:
+        codes, out_offsets = run(0)
+        return fsst_make_symbol_table(symbols, lengths), codes.copy(), out_offsets
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(parts) as pool:  # the compiled loop releases the GIL
+        results = list(pool.map(run, range(parts)))
+    codes = np.concatenate([c for c, _ in results])
+    shift = np.cumsum([0] + [len(c) for c, _ in results[:-1]])
+    out_offsets = np.concatenate([results[0][1]] + [o[1:] + sh for (_, o), sh in zip(results[1:], shift[1:])])
+    return fsst_make_symbol_table(symbols, lengths), codes, out_offsets
 
 
 def fsst_make_symbol_table(symbols, lengths, compressed: bool = True) -> bytes:

@@ -239,7 +239,7 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         if pa.types.is_struct(t):
             pass  # the reference compresses no variable packed struct
         elif strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)) and len(data):
-            table, offsets, data = fsst_values(offsets, data)
+            table, offsets, data = fsst_values(offsets, data, strategy.memo)
             enc = pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=table, values=enc))
         elif comp in ("lz4", "zstd") or (comp is None and max_len > 32 * 1024 and len(data) >= 32 * 1024):
             # the reference writes zstd (level 0 = default) per value, whatever general scheme is asked
@@ -258,6 +258,8 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         layout.bits_per_offset = off_bits
         variable = True
     layout.value_compression.CopyFrom(enc)
+    if cb == 0 and not variable and len(values) == n_levels:  # no control words: the values as they are
+        return EncodedPage(pb.PageLayout(full_zip_layout=layout), [np.ascontiguousarray(data)], sh.num_rows)
     zipped, pos = kernels.fullzip_zip(ctrl, cb, vidx, starts, lens, len_bytes, data)
     buffers = [zipped]
     if rep is not None or variable:
