@@ -45,13 +45,10 @@ def fastlanes_words_per_chunk(width: int, bits: int) -> int:
 
 def _chunk_bit_widths(arr: np.ndarray) -> np.ndarray:
     """Bit width of each 1024-value chunk of a zero-padded 1-D unsigned array."""
-    ors = np.bitwise_or.reduce(arr.reshape(-1, FASTLANES_CHUNK), axis=1).astype(np.uint64)
-    widths = np.zeros(ors.shape[0], dtype=np.int64)
-    while ors.any():
-        nz = ors != 0
-        widths += nz
-        ors >>= np.uint64(1)
-    return widths
+    x = np.bitwise_or.reduce(arr.reshape(-1, FASTLANES_CHUNK), axis=1).astype(np.uint64)
+    for shift in (1, 2, 4, 8, 16, 32):  # smear the top bit down: the width is then the bit count
+        x |= x >> np.uint64(shift)
+    return np.bitwise_count(x).astype(np.int64)
 
 
 def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:
