@@ -156,7 +156,7 @@ def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     # (padding the last group to 1024 values can cost more than packing saves)
     if int(widths.max()) >= T or int(sizes.sum()) >= words.size * (T // 8):
         return None
-    buf = np.frombuffer(kernels.inline_bitpacking_encode(words), np.uint8)
+    buf = kernels.inline_bitpacking_pack(words, widths).view(np.uint8)
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
     return MiniChunks(enc, counts, [Buffers(buf, sizes)])

@@ -51,6 +51,7 @@ from .bitpacking import (
     inline_bitpacking_decode_chunks,
     inline_bitpacking_decode_py,
     inline_bitpacking_encode,
+    inline_bitpacking_pack,
     inline_bitpacking_take_chunks,
     out_of_line_bitpacking_decode,
     out_of_line_bitpacking_decode_blocks,

@@ -33,6 +33,7 @@ from .fastlanes import (
 
 __all__ = [
     "inline_bitpacking_encode",
+    "inline_bitpacking_pack",
     "inline_bitpacking_decode",
     "inline_bitpacking_decode_chunks",
     "inline_bitpacking_take_chunks",
@@ -140,15 +141,22 @@ def inline_bitpacking_encode(values) -> bytes:
     Each 1024 values get their own width (the bit length of their OR), written as one
     word of the value type before the packed words; the last chunk is zero-padded.
     """
+    return inline_bitpacking_pack(values).tobytes()
+
+
+def inline_bitpacking_pack(values, widths: np.ndarray | None = None) -> np.ndarray:
+    """:func:`inline_bitpacking_encode` as an array of words (no copy to bytes); ``widths``
+    (one per 1024 values) when the caller has them already."""
     arr = _pad_to_chunks(_unsigned_view(values))
     T = arr.dtype.itemsize * 8
-    widths = _chunk_bit_widths(arr)
+    if widths is None:
+        widths = _chunk_bit_widths(arr)
     sizes = 1 + FASTLANES_CHUNK * widths // T
     ends = np.cumsum(sizes)
     starts = ends - sizes + 1
     out = _pack_chunks(arr, starts, widths, int(ends[-1]) if ends.size else 0)
     out[starts - 1] = widths.astype(out.dtype)
-    return out.tobytes()
+    return out
 
 
 def _inline_words(buf, dtype):

@@ -285,8 +285,10 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
         rep = (st.lists - st.marker).astype(np.uint16)
     # visible values: the leaf's values at the visible entries, null where an item layer is
     if st.pos is None:
-        idx = np.arange(st.n, dtype=np.int64)
         null_here = None if st.dead is None else st.dead >= 0
+        if null_here is None or not null_here.any():  # the leaf's values as they are
+            return Shredded(rep, defs, arr, [int(k) for k in kinds], rows)
+        idx = np.arange(st.n, dtype=np.int64)
     else:
         visible = st.pos >= 0
         if st.dead is not None:
