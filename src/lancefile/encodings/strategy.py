@@ -152,7 +152,9 @@ class Strategy:
         sample = values.slice(0, min(n, DICT_SAMPLE))
         if len(pc.unique(sample)) > max(len(sample) // 2, 1):  # clearly high-cardinality: not worth hashing all
             return None
-        encoded = pc.dictionary_encode(values, null_encoding="encode")  # a null is an item, as the reference
+        if values.null_count:  # the reference encodes the bytes under a null too (usually ""): no null item
+            values = pa.Array.from_buffers(values.type, n, [None, *values.buffers()[1:]], offset=values.offset)
+        encoded = pc.dictionary_encode(values)
         card = len(encoded.dictionary)
         if card > DICT_MAX_CARDINALITY:
             return None

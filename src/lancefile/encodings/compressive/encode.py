@@ -420,7 +420,8 @@ def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
 # -- blocks: rep/def levels and dictionaries ------------------------------------------------
 
 
-def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int) -> tuple[pb.CompressiveEncoding, Buffers]:
+def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int, rle: bool = False
+                 ) -> tuple[pb.CompressiveEncoding, Buffers]:
     """Compress each chunk's u16 levels with one block encoding chosen for the page:
     InlineBitpacking(16) for pages of at most 1024 levels, else OutOfLineBitpacking(16)
     at the page's width (the reference's choices, REFERENCE-NOTES §4.2)."""
@@ -435,6 +436,10 @@ def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int) -> tupl
     enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
         uncompressed_bits_per_value=16, values=flat(width)))
     data, sizes = kernels.out_of_line_bitpacking_encode_many(levels.astype(np.uint16), bounds, width)
+    if rle:  # 2.2: the RLE level frame when it is smaller (long runs: few nulls, short lists)
+        rdata, rsizes = kernels.rle_block_encode_many(levels.astype(np.uint16), bounds)
+        if len(rdata) < len(data):
+            return pb.CompressiveEncoding(rle=pb.Rle(values=flat(16), run_lengths=flat(8))), Buffers(rdata, rsizes)
     return enc, Buffers(data, sizes)
 
 

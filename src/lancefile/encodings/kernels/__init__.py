@@ -89,7 +89,16 @@ from .gather import gather as gather_bytes
 from .gather import scatter as scatter_bytes
 from .levels import list_layer, rep_index_chunks, row_spans
 from .miniblock import miniblock_chunk_words, miniblock_headers, miniblock_plain_take, miniblock_plain_values
-from .rle import RLE_MAX_RUN, rle_block_decode, rle_block_decode_many, rle_block_encode, rle_encode, rle_expand, rle_expand_py
+from .rle import (
+    RLE_MAX_RUN,
+    rle_block_decode,
+    rle_block_decode_many,
+    rle_block_encode,
+    rle_block_encode_many,
+    rle_encode,
+    rle_expand,
+    rle_expand_py,
+)
 
 # Each module lists its own public names; the package's surface is their union.
 __all__: list[str] = []

@@ -14,7 +14,8 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel, _uint_dtype, _unsigned_view, _words, empty
 
-__all__ = ["rle_block_decode_many", "RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode"]
+__all__ = ["rle_block_decode_many", "RLE_MAX_RUN", "rle_encode", "rle_expand", "rle_block_decode", "rle_block_encode",
+           "rle_block_encode_many"]
 
 RLE_MAX_RUN = 255
 
@@ -143,3 +144,38 @@ def rle_block_decode_many(data, bits: int, starts, sizes, counts) -> np.ndarray:
         raise CorruptFileError(f"RLE block {bad} of {int(sizes[bad])} bytes is malformed or its runs cover "
                                f"fewer than {int(counts[bad])} values")
     return out
+
+
+def rle_block_encode_many(values, bounds) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rle_block_encode` of every piece ``values[bounds[i]:bounds[i+1]]`` in one
+    pass (runs never cross a piece boundary); returns ``(bytes back to back, bytes per piece)``."""
+    from .gather import scatter
+
+    arr = _unsigned_view(values)
+    w = arr.dtype.itemsize
+    bounds = np.asarray(bounds, dtype=np.int64)
+    n = arr.size
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+        change[1:] = arr[1:] != arr[:-1]
+        inner = bounds[1:-1]
+        change[inner[inner < n]] = True
+    starts = np.flatnonzero(change)
+    run_len = np.diff(np.append(starts, n))
+    pieces = -(-run_len // RLE_MAX_RUN)
+    vals = np.repeat(arr[starts], pieces)
+    lens = np.full(int(pieces.sum()), RLE_MAX_RUN, dtype=np.int64)
+    lens[np.cumsum(pieces) - 1] = run_len - RLE_MAX_RUN * (pieces - 1)
+    # runs per piece: the runs that start inside it
+    run_piece = np.repeat(np.searchsorted(bounds, starts, side="right") - 1, pieces)
+    runs = np.bincount(run_piece, minlength=len(bounds) - 1).astype(np.int64)
+    sizes = 8 + runs * (w + 1)
+    out = np.empty(int(sizes.sum()), np.uint8)
+    at = np.cumsum(sizes) - sizes
+    first = np.cumsum(runs) - runs
+    head = (runs * w).astype("<u8").view(np.uint8)
+    scatter(head, np.arange(len(runs), dtype=np.int64) * 8, np.full(len(runs), 8, np.int64), out, at)
+    scatter(vals.view(np.uint8), first * w, runs * w, out, at + 8)
+    scatter(lens.astype(np.uint8), first, runs, out, at + 8 + runs * w)
+    return out, sizes

@@ -126,10 +126,10 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     rep_enc = def_enc = None
     segments: list[Buffers] = []
     if sh.rep is not None:
-        rep_enc, rep_bufs = block_levels(sh.rep, bounds, sh.max_rep)
+        rep_enc, rep_bufs = block_levels(sh.rep, bounds, sh.max_rep, grammar.rle_levels)
         segments.append(rep_bufs)
     if sh.defs is not None:
-        def_enc, def_bufs = block_levels(sh.defs, bounds, int(sh.defs.max()))
+        def_enc, def_bufs = block_levels(sh.defs, bounds, int(sh.defs.max()), grammar.rle_levels)
         segments.append(def_bufs)
     n_level_segments = len(segments)
     segments += mc.buffers
