@@ -6,9 +6,9 @@ identical: pages (layouts, chunking, bit widths, dictionaries, level encodings, 
 column metadata, schema and footer. When a case fails, the test prints each file's page
 layouts so the difference is easy to see.
 
-Not here (pylance's choice is not reproduced yet, see the issue notes): RLE values and
-RLE-framed levels, 2.2 ConstantLayout for constant columns, 64-bit dictionaries, FSST
-symbol tables (trained differently), general compression of full-zip values.
+Not here (pylance's choice is not reproduced yet, see the issue notes): when 2.2 prefers the
+RLE level frame, 2.2 ConstantLayout for constant columns, 64-bit dictionaries, FSST symbol
+tables (trained differently), general compression of full-zip values.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ CASES = {
         {"l": pa.array([[f"a{i}", None] if i % 5 else None for i in range(N)], pa.list_(pa.string()))}),
     "struct_null_rows": lambda: pa.table(
         {"s": pa.array([{"a": i, "b": float(i)} if i % 7 else None for i in range(N)])}),
+    "sorted_runs_rle": lambda: pa.table({"y": pa.array(np.repeat(np.arange(50), 100).astype(np.int32))}),
     "fsl_float32_4": lambda: pa.table(
         {"v": pa.array([[1.0 * i, 2.0, 3.0, 4.0] for i in range(N)], pa.list_(pa.float32(), 4))}),
 }

@@ -174,6 +174,11 @@ class Strategy:
             return None
         return self.params.dict_values_compression, self.params.dict_values_level
 
+    def use_rle(self, runs: int, num_values: int) -> bool:
+        """Whether runs are few enough to try RLE (the encoder then keeps the smaller of RLE
+        and bit packing); ``lance-encoding:rle-threshold`` 0 turns RLE off."""
+        return runs < self.params.rle_threshold * num_values
+
     def use_fsst(self, *, max_len: int, data_bytes: int) -> bool:
         comp = self.params.compression
         if comp == "fsst":

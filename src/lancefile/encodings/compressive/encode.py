@@ -75,6 +75,11 @@ class MiniChunks:
     def num_buffers(self) -> int:
         return len(self.buffers)
 
+    @property
+    def size(self) -> int:
+        """Value bytes over all chunks (before chunk headers and padding)."""
+        return sum(len(b.data) for b in self.buffers)
+
 
 def flat(bits: int) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))
@@ -139,12 +144,46 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     data, bits = _fixed_rows(values)
     n = len(values)
     if strategy.params.compression != "none" and bits in (8, 16, 32, 64) and n:
-        packed = _inline_bitpacked(data.view(np.dtype(f"<u{bits // 8}")))
+        words = data.view(np.dtype(f"<u{bits // 8}"))
+        packed = _inline_bitpacked(words)
+        runs = int(np.count_nonzero(words[1:] != words[:-1])) + 1
+        if strategy.use_rle(runs, n):
+            rle = _rle_miniblock(words)
+            best = packed.size if packed is not None else len(data)
+            if rle.size < best:
+                return rle
         if packed is not None:
             return packed
     per = _fixed_chunk_values(bits)
     counts = _split_counts(n, per)
     return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
+
+
+RLE_CHUNK_VALUES = 4096
+
+
+def _rle_miniblock(words: np.ndarray) -> MiniChunks:
+    """Rle{Flat(T), Flat(8)}: per chunk of 4096 values, the runs' values then their lengths
+    (at most 255; longer runs are split), runs never crossing a chunk."""
+    n = words.size
+    counts = _split_counts(n, RLE_CHUNK_VALUES)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    change[1:] = words[1:] != words[:-1]
+    change[bounds[1:-1]] = True
+    starts = np.flatnonzero(change)
+    run_len = np.diff(np.append(starts, n))
+    pieces = -(-run_len // kernels.RLE_MAX_RUN)
+    vals = np.repeat(words[starts], pieces)
+    lens = np.full(int(pieces.sum()), kernels.RLE_MAX_RUN, dtype=np.int64)
+    lens[np.cumsum(pieces) - 1] = run_len - kernels.RLE_MAX_RUN * (pieces - 1)
+    runs = np.bincount(np.repeat(np.searchsorted(bounds, starts, side="right") - 1, pieces),
+                       minlength=len(counts)).astype(np.int64)
+    T = words.dtype.itemsize * 8
+    enc = pb.CompressiveEncoding(rle=pb.Rle(values=flat(T), run_lengths=flat(8)))
+    return MiniChunks(enc, counts, [Buffers(vals.view(np.uint8), runs * (T // 8)),
+                                    Buffers(lens.astype(np.uint8), runs)])
 
 
 def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
