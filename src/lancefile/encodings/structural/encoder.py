@@ -20,6 +20,7 @@ each padded to 8 bytes.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
 from ...format.version import Grammar
 from .. import kernels
-from ..arrowutil import fixed_width_bits
+from ..arrowutil import fixed_bytes, fixed_width_bits
 from ..compressive.encode import (
     Buffers,
     MiniChunks,
@@ -84,6 +85,49 @@ def _all_null_page(sh: Shredded) -> EncodedPage:
         defs = sh.defs.astype("<u2").view(np.uint8)
     layout = pb.ConstantLayout(layers=sh.layers)
     return EncodedPage(pb.PageLayout(constant_layout=layout), [rep, defs], sh.num_rows)
+
+
+def _constant_value(values: pa.Array) -> tuple[bytes | None, bytes | None] | None:
+    """``(inline value, value buffer)`` when every valid value is the same, else None.
+
+    Fixed-width values of at most 32 bytes are inline (a bool is one byte); wider ones and
+    strings go in a page buffer as ``u32 buffers, u32 length each, the buffers`` (a string:
+    its two offsets and its bytes)."""
+    import pyarrow.compute as pc
+
+    t = values.type
+    bits = fixed_width_bits(t)
+    scalar = (bits is not None and (bits % 8 == 0 or pa.types.is_boolean(t)) and not pa.types.is_fixed_size_list(t)
+              and not pa.types.is_struct(t)) or variable_kind(t) is not None
+    if not scalar or pa.types.is_dictionary(t) or values.null_count == len(values):
+        return None
+    if pc.count_distinct(values, mode="only_valid").as_py() != 1:
+        return None
+    first = values.filter(values.is_valid()).slice(0, 1)
+    if pa.types.is_boolean(t):
+        return (b"\x01" if first[0].as_py() else b"\x00"), None
+    if bits is not None:
+        raw = fixed_bytes(first).tobytes()
+        if len(raw) <= 32:
+            return raw, None
+        return None, struct.pack("<II", 1, len(raw)) + raw
+    offsets, data, off_bits = variable_value_parts(first)
+    ow = off_bits // 8
+    offs = np.array([0, len(data)], f"<u{ow}").tobytes()
+    return None, struct.pack("<III", 2, len(offs), len(data)) + offs + data.tobytes()
+
+
+def _constant_page(sh: Shredded, inline: bytes | None, buffer: bytes | None) -> EncodedPage:
+    """2.2 ConstantLayout: the value (inline or in the first buffer), then raw u16 rep and
+    def levels when the page has any (either may be empty)."""
+    layout = pb.ConstantLayout(layers=sh.layers)
+    if inline is not None:
+        layout.inline_value = inline
+    buffers = [] if buffer is None else [np.frombuffer(buffer, np.uint8)]
+    if sh.rep is not None or sh.defs is not None:
+        for levels in (sh.rep, sh.defs):
+            buffers.append(np.zeros(0, np.uint8) if levels is None else levels.astype("<u2").view(np.uint8))
+    return EncodedPage(pb.PageLayout(constant_layout=layout), buffers, sh.num_rows)
 
 
 # -- mini-block ------------------------------------------------------------------------------------
@@ -328,6 +372,10 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar, *, blob
     values = sh.values
     if len(values) == 0 or values.null_count == len(values):
         return _all_null_page(sh)
+    if grammar.constant_values and strategy.params.structural is None:
+        constant = _constant_value(values)
+        if constant is not None:
+            return _constant_page(sh, *constant)
     if pa.types.is_dictionary(values.type):
         return _dictionary_page(sh, values, strategy, grammar)
     if variable_kind(values.type) is not None and strategy.params.structural != FULLZIP:
