@@ -135,6 +135,9 @@ class Runner:
             for lib, ts in self.interleaved(libs, a.repeat, scan).items():
                 self.add(name, version, f"scan bs={bs}", lib, ts, mb)
 
+        if "lancefile" in writers:
+            self._own_file(name, version, table, libs, paths["lancefile"], mb)
+
         if spec.one_column:
             self._one_column(name, version, spec.one_column, table, libs, read_paths)
 
@@ -194,6 +197,34 @@ class Runner:
                 raise RuntimeError(f"{reader_lib} reading the {path_lib} file of {name} v{version} gave different rows")
         read = ["{} reads {} file".format(r, "its own" if r == w else w + "'s") for r, w in pairs]
         self.checks.append(f"{name} v{version}: " + "; ".join(read) + " (sampled rows equal)")
+
+    def _own_file(self, name, version, table, libs, path, mb) -> None:
+        """Both Lance readers on the file lancefile wrote: a scan and a 100-row take."""
+        lance_libs = [lib for lib in L.LANCE_LIBS if lib in libs]
+        rows = table.num_rows
+        bs = SCAN_BATCH_SIZES[-1]
+        self.log(f"{name} v{version}: reads of lancefile's file")
+
+        def scan(lib, rep):
+            m = L.LIBS[lib]
+            dt, got = timed(lambda: m.scan(m.open(path), bs))
+            if got != rows:
+                raise RuntimeError(f"{lib} scanned {got} rows of lancefile's {name}, expected {rows}")
+            return dt
+
+        for lib, ts in self.interleaved(lance_libs, self.args.repeat, scan).items():
+            self.add(name, version, f"own file: scan bs={bs}", lib, ts, mb)
+        rng = np.random.default_rng(11)
+        k = min(100, rows)
+        idx_sets = [np.sort(rng.choice(rows, k, replace=False)).astype(np.int64) for _ in range(self.args.repeat_fast)]
+
+        def take(lib, rep):
+            m = L.LIBS[lib]
+            reader = m.open(path)
+            return timed(lambda: m.take(reader, idx_sets[rep]))[0]
+
+        for lib, ts in self.interleaved(lance_libs, self.args.repeat_fast, take).items():
+            self.add(name, version, "own file: take 100", lib, ts, None, rows_taken=k)
 
     def _one_column(self, name, version, column, table, libs, read_paths) -> None:
         """Scan one column of the wide table: time, and bytes read (rchar; lancefile also counted)."""
