@@ -301,8 +301,30 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
     if null_here is None and len(idx) == len(arr) and _is_identity(idx):
         values = arr
     else:
-        values = arr.take(pa.array(idx, pa.int64(), mask=null_here))
+        values = _take_nulled(arr, idx, null_here)
     return Shredded(rep, defs, values, [int(k) for k in kinds], rows)
+
+
+def _take_nulled(arr: pa.Array, idx: np.ndarray, nulls: np.ndarray | None) -> pa.Array:
+    """``arr`` at ``idx``, null where ``nulls``. A fixed_size_list or struct gets the nulls on
+    itself only: a null *index* in Arrow's take would also make the children null, which a
+    non-nullable child field cannot be (and the reference refuses)."""
+    t = arr.type
+    if pa.types.is_fixed_size_list(t) and arr.offset:
+        # pyarrow's take on a sliced nested fixed_size_list returns wrong items (seen with
+        # pyarrow 26: fsl<fsl<int8>[1]>[4]); a copy without the offset takes correctly
+        arr = pa.concat_arrays([arr])
+    if nulls is None or not (pa.types.is_fixed_size_list(t) or pa.types.is_struct(t)):
+        return arr.take(pa.array(idx, pa.int64(), mask=nulls))
+    taken = arr.take(pa.array(idx, pa.int64()))
+    own = null_mask(taken)
+    mask = pa.array(nulls if own is None else (nulls | own))
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        items = taken.values.slice(taken.offset * d, len(taken) * d)
+        return pa.FixedSizeListArray.from_arrays(items, type=t, mask=mask)
+    children = [taken.field(i) for i in range(t.num_fields)]
+    return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
 
 
 def _logical_nulls(arr: pa.Array) -> np.ndarray | None:
