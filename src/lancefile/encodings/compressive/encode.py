@@ -474,12 +474,27 @@ def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int, rle: bo
                                 if len(p) else np.zeros(0, np.uint8) for p in pieces])
     enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
         uncompressed_bits_per_value=16, values=flat(width)))
-    data, sizes = kernels.out_of_line_bitpacking_encode_many(levels.astype(np.uint16), bounds, width)
-    if rle:  # 2.2: the RLE level frame when it is smaller (long runs: few nulls, short lists)
+    if rle and _rle_levels_size(levels, bounds) < _packed_levels_size(bounds, width):
+        # 2.2: the RLE level frame when it is smaller (long runs: few nulls, short lists)
         rdata, rsizes = kernels.rle_block_encode_many(levels.astype(np.uint16), bounds)
-        if len(rdata) < len(data):
-            return pb.CompressiveEncoding(rle=pb.Rle(values=flat(16), run_lengths=flat(8))), Buffers(rdata, rsizes)
+        return pb.CompressiveEncoding(rle=pb.Rle(values=flat(16), run_lengths=flat(8))), Buffers(rdata, rsizes)
+    data, sizes = kernels.out_of_line_bitpacking_encode_many(levels.astype(np.uint16), bounds, width)
     return enc, Buffers(data, sizes)
+
+
+def _rle_levels_size(levels: np.ndarray, bounds: np.ndarray) -> int:
+    """Bytes of the RLE level frames (runs of at most 255 counted roughly: enough to choose)."""
+    runs = int(np.count_nonzero(levels[1:] != levels[:-1])) + len(bounds) - 1 + len(levels) // kernels.RLE_MAX_RUN
+    return 8 * (len(bounds) - 1) + 3 * runs
+
+
+def _packed_levels_size(bounds: np.ndarray, width: int) -> int:
+    """Bytes of out-of-line bit packing of every chunk's levels at ``width`` (u16 words)."""
+    counts = np.diff(bounds)
+    full, tail = np.divmod(counts, FASTLANES_CHUNK)
+    wpc = FASTLANES_CHUNK * width // 16
+    padded = (tail > 0) & (width * (FASTLANES_CHUNK - tail) < (16 - width) * tail)
+    return int(((full + padded) * wpc + np.where(padded, 0, tail)).sum()) * 2
 
 
 def variable_block(offsets: np.ndarray, data: np.ndarray, off_bits: int) -> bytes:

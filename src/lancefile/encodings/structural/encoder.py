@@ -101,6 +101,10 @@ def _constant_value(values: pa.Array) -> tuple[bytes | None, bytes | None] | Non
               and not pa.types.is_struct(t)) or variable_kind(t) is not None
     if not scalar or pa.types.is_dictionary(t) or values.null_count == len(values):
         return None
+    # a cheap look at the first values first: most pages are not constant
+    head = values.slice(0, 256)
+    if head.null_count < len(head) and pc.count_distinct(head, mode="only_valid").as_py() != 1:
+        return None
     if pc.count_distinct(values, mode="only_valid").as_py() != 1:
         return None
     first = values.filter(values.is_valid()).slice(0, 1)
