@@ -153,8 +153,8 @@ def test_big_shapes_round_trip_through_pylance(tmp_path, version):
     rng = np.random.default_rng(3)
     tall = pa.table({"i": pa.array(rng.integers(0, 1 << 40, 3_000_000)),
                      "l": pa.array(np.arange(3_000_000) % 7, pa.int8())})
-    md = check(tall, "tall")
-    assert len(md.columns[0].pages) >= 3  # 24 MB of int64 at the default 8 MiB cache
+    md = check(tall, "tall", max_page_bytes=8 << 20)
+    assert len(md.columns[0].pages) >= 3  # 24 MB of int64 in pages of at most 8 MiB of Arrow data
     blob = bytes(rng.integers(0, 256, 1_500_000, dtype=np.uint8))
     big = pa.table({"b": pa.array([blob, None, blob[:1000], blob[::-1]], pa.large_binary())})
     md = check(big, "big_values")
