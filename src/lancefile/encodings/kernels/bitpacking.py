@@ -410,16 +410,16 @@ def out_of_line_bitpacking_encode_many(values, bounds, width: int) -> tuple[np.n
     padded = (tail > 0) & (W * (FASTLANES_CHUNK - tail) < (T - W) * tail)
     groups = full + padded
     wpc = fastlanes_words_per_chunk(W, T)
-    # every group's 1024 values (a padded tail group is zero-filled past the piece's end)
-    g_piece = np.repeat(np.arange(len(counts)), groups)
-    g_first = np.repeat(np.cumsum(groups) - groups, groups)
-    g_start = bounds[:-1][g_piece] + (np.arange(g_piece.size) - g_first) * FASTLANES_CHUNK
-    idx = (g_start[:, None] + np.arange(FASTLANES_CHUNK)).reshape(-1)
-    limit = np.repeat(bounds[1:][g_piece], FASTLANES_CHUNK)
-    ok = idx < limit
-    grid = np.where(ok, arr[np.minimum(idx, max(arr.size - 1, 0))] if arr.size else 0, 0).astype(arr.dtype)
-    packed = _pack_chunks(grid, np.arange(g_piece.size, dtype=np.int64) * wpc,
-                          np.full(g_piece.size, W, dtype=np.int64), g_piece.size * wpc)
+    # every group's 1024 values (a padded tail group is zero-filled past the piece's end):
+    # each piece's packed values are copied to the start of its first group
+    n_groups = int(groups.sum())
+    first_group = np.cumsum(groups) - groups
+    grid = np.zeros(n_groups * FASTLANES_CHUNK, dtype=arr.dtype)
+    packed_len = np.minimum(counts, groups * FASTLANES_CHUNK)
+    scatter(arr.view(np.uint8), bounds[:-1] * w, packed_len * w, grid.view(np.uint8),
+            first_group * FASTLANES_CHUNK * w)
+    packed = _pack_chunks(grid, np.arange(n_groups, dtype=np.int64) * wpc,
+                          np.full(n_groups, W, dtype=np.int64), n_groups * wpc)
     raw_tail = np.where(padded | (tail == 0), 0, tail)
     sizes = (groups * wpc + raw_tail) * w
     out = np.empty(int(sizes.sum()), np.uint8)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._common import _Kernel, empty
 
-__all__ = ["list_layer", "rep_index_chunks", "row_spans"]
+__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels"]
 
 
 @_Kernel
@@ -153,3 +153,43 @@ def row_spans(rep, max_rep: int, entries, first_row, run_break, wanted):
     if bad >= 0:
         raise ValueError(f"row {int(wanted[bad])} is not where the repetition index puts it")
     return starts, lengths
+
+
+@_Kernel
+def _k_leaf_levels(dead, kind, pos, null_def, empty_def, is_list, defs, idx, nulls):
+    m = 0
+    for i in range(dead.shape[0]):
+        d = dead[i]
+        p = pos[i]
+        if d < 0:
+            defs[i] = 0
+            if p >= 0:
+                idx[m] = p
+                nulls[m] = False
+                m += 1
+        else:
+            defs[i] = empty_def[d] if kind[i] == 2 else null_def[d]
+            if p >= 0 and not is_list[d]:
+                idx[m] = p
+                nulls[m] = True
+                m += 1
+    return m
+
+
+def leaf_levels(dead, kind, pos, null_def, empty_def, is_list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The write side of a leaf, in one pass over its level entries.
+
+    Entry ``i`` is alive (``dead[i] < 0``) or null/empty (``kind[i]`` 1/2) at outer layer
+    ``dead[i]``; its def level is 0, ``null_def[dead]`` or ``empty_def[dead]``. It holds a
+    value when it has a position (``pos[i] >= 0``) and is not under a null or empty list.
+    Returns ``(defs uint16, positions of the values, which values are null)``.
+    """
+    n = dead.shape[0]
+    defs = empty(n, np.uint16)
+    idx = empty(n, np.int64)
+    nulls = empty(n, np.bool_)
+    m = _k_leaf_levels(np.ascontiguousarray(dead, np.int16), np.ascontiguousarray(kind, np.int8),
+                       np.ascontiguousarray(pos, np.int64), np.ascontiguousarray(null_def, np.int64),
+                       np.ascontiguousarray(empty_def, np.int64), np.ascontiguousarray(is_list, np.bool_),
+                       defs, idx, nulls)
+    return defs, idx[:m], nulls[:m]

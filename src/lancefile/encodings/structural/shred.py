@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
+from .. import kernels
 from ..arrowutil import null_mask
 from .fields import _is_fsl_of_struct, is_leaf
 from .repdef import Layer
@@ -265,37 +266,35 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
                          Layer.EMPTYABLE_LIST if lay.has_empty else Layer.ALL_VALID_LIST)
         else:
             kinds.append(Layer.NULLABLE_ITEM if lay.has_null else Layer.ALL_VALID_ITEM)
-    defs = None
-    if st.dead is not None:
-        base = np.zeros(len(kinds), np.int64)  # indexed inner to outer
+    rep = None
+    if st.lists:
+        rep = (st.lists - st.marker).astype(np.uint16)
+    if st.dead is None:
+        defs = None
+        if st.pos is None:  # no lists, no nulls: the leaf's values as they are
+            return Shredded(rep, defs, arr, [int(k) for k in kinds], rows)
+        idx = st.pos[st.pos >= 0]
+        null_here = None
+    else:
+        # def level of an entry null (empty) at outer layer j: the levels of the layers inside
+        # j, plus 1 (plus 2 for an empty NULL_AND_EMPTY list)
+        n_outer = len(layers_outer)
+        base = np.zeros(n_outer, np.int64)  # indexed inner to outer
         level = 0
         for i, k in enumerate(kinds):
             base[i] = level
             level += _levels_of(k)
         if level > MAX_LEVEL:
             raise UnsupportedTypeError(f"{level} definition levels do not fit in 16 bits")
-        n_outer = len(layers_outer)
-        inner_index = (n_outer - 1 - st.dead.astype(np.int64))
-        empty_step = np.array([2 if k is Layer.NULL_AND_EMPTY_LIST else 1 for k in kinds], np.int64)
-        safe = np.clip(inner_index, 0, n_outer - 1)
-        step = np.where(st.kind == _EMPTY, empty_step[safe], 1)
-        defs = np.where(st.dead >= 0, base[safe] + step, 0).astype(np.uint16)
-    rep = None
-    if st.lists:
-        rep = (st.lists - st.marker).astype(np.uint16)
-    # visible values: the leaf's values at the visible entries, null where an item layer is
-    if st.pos is None:
-        null_here = None if st.dead is None else st.dead >= 0
-        if null_here is None or not null_here.any():  # the leaf's values as they are
+        outer_base = base[::-1]
+        outer_kinds = kinds[::-1]
+        null_def = outer_base + 1
+        empty_def = outer_base + np.array([2 if k is Layer.NULL_AND_EMPTY_LIST else 1 for k in outer_kinds])
+        is_list = np.array([lay.is_list for lay in layers_outer])
+        pos = np.arange(st.n, dtype=np.int64) if st.pos is None else st.pos
+        defs, idx, null_here = kernels.leaf_levels(st.dead, st.kind, pos, null_def, empty_def, is_list)
+        if st.pos is None and not null_here.any():
             return Shredded(rep, defs, arr, [int(k) for k in kinds], rows)
-        idx = np.arange(st.n, dtype=np.int64)
-    else:
-        visible = st.pos >= 0
-        if st.dead is not None:
-            list_layers = np.array([lay.is_list for lay in layers_outer])
-            visible &= ~((st.dead >= 0) & list_layers[np.maximum(st.dead, 0)])
-        idx = st.pos[visible]
-        null_here = None if st.dead is None else (st.dead >= 0)[visible]
     if null_here is not None and not null_here.any():
         null_here = None
     if null_here is None and len(idx) == len(arr) and _is_identity(idx):
