@@ -138,8 +138,7 @@ def _k_zip(ctrl, ctrl_bytes, vidx, starts, lens, len_bytes, data, out_pos, out):
                 out[p + b] = (n >> (8 * b)) & 0xFF
             p += len_bytes
             s = starts[j]
-            for k in range(n):
-                out[p + k] = data[s + k]
+            out[p : p + n] = data[s : s + n]
 
 
 def fullzip_zip(ctrl, ctrl_bytes: int, vidx, starts, lens, len_bytes: int, data) -> tuple[np.ndarray, np.ndarray]:

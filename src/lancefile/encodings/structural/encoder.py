@@ -159,7 +159,8 @@ def _repetition_index(rep: np.ndarray, max_rep: int, bounds: np.ndarray) -> np.n
     chunk_of_end = np.searchsorted(bounds[1:], row_last, side="right")
     completed = np.bincount(chunk_of_end, minlength=len(bounds) - 1)
     ends = bounds[1:]
-    boundary = np.isin(ends, np.append(starts, total))
+    at = np.minimum(np.searchsorted(starts, ends), max(len(starts) - 1, 0))
+    boundary = (ends == total) | ((starts[at] == ends) if len(starts) else False)
     last_start = starts[np.maximum(np.searchsorted(starts, ends, side="left") - 1, 0)] if len(starts) else ends
     leftover = np.where(boundary, 0, ends - np.maximum(last_start, bounds[:-1]))
     return np.stack([completed, leftover], axis=1).astype("<u8").reshape(-1)
