@@ -154,6 +154,38 @@ def _make_store_u64():
 store_u64._lancefile_intrinsic = _make_store_u64
 
 
+def load_u64(data, pos):
+    """The 8 little-endian bytes at ``data[pos]`` as an integer (any alignment; the caller
+    makes sure 8 bytes are there). Compiled kernels get one unaligned 8-byte load."""
+    value = 0
+    for k in range(8):
+        value |= int(data[pos + k]) << (8 * k)
+    return np.uint64(value)
+
+
+def _make_load_u64():
+    import llvmlite.ir as ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _load_u64(typingctx, arr, idx):
+        def codegen(context, builder, signature, args):
+            arr_v, idx_v = args
+            ary = context.make_array(signature.args[0])(context, builder, arr_v)
+            ptr = builder.bitcast(builder.gep(ary.data, [idx_v]), ir.IntType(64).as_pointer())
+            load = builder.load(ptr)
+            load.align = 1
+            return load
+
+        return types.uint64(arr, idx), codegen
+
+    return _load_u64
+
+
+load_u64._lancefile_intrinsic = _make_load_u64
+
+
 # --------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------

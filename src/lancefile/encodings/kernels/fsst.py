@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import _byte_view, _Kernel, _U64_ONES, empty, run_parallel, store_u64
+from ._common import _byte_view, _Kernel, _U64_ONES, empty, load_u64, run_parallel, store_u64
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -320,6 +320,7 @@ def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, ca
     # single bytes through byte_code; anything else is escaped.
     pos = 0
     out_offsets[0] = 0
+    size = data.shape[0]
     for i in range(offsets.shape[0] - 1):
         p = offsets[i]
         end = offsets[i + 1]
@@ -327,15 +328,18 @@ def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, ca
             left = end - p
             code = -1
             step = 1
+            # the next 8 bytes in one load (bytes past the string are masked off below)
+            if p + 8 <= size:
+                word = load_u64(data, p)
+            else:
+                word = np.uint64(0)
+                for j in range(size - p):
+                    word |= np.uint64(data[p + j]) << np.uint64(8 * j)
             if left >= 3:
-                prefix = np.uint64(data[p]) | (np.uint64(data[p + 1]) << np.uint64(8))
-                prefix |= np.uint64(data[p + 2]) << np.uint64(16)
+                prefix = word & np.uint64(0xFFFFFF)
                 slot = np.int64((prefix * np.uint64(_FSST_HASH_MUL)) >> np.uint64(40)) & hmask
                 while hstart[slot] >= 0:
                     if hkeys[slot] == prefix:
-                        word = prefix
-                        for j in range(3, min(left, 8)):
-                            word |= np.uint64(data[p + j]) << np.uint64(8 * j)
                         c = hstart[slot]
                         while cand_len[c] > 0:  # candidates end with a 0 length
                             n = cand_len[c]
@@ -349,7 +353,7 @@ def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, ca
                         break
                     slot = (slot + 1) & hmask
             if code < 0 and left >= 2:
-                code = short_code[np.int64(data[p]) | (np.int64(data[p + 1]) << 8)]
+                code = short_code[np.int64(word & np.uint64(0xFFFF))]
                 step = 2
             if code < 0:
                 code = byte_code[data[p]]
