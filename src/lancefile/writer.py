@@ -1,8 +1,11 @@
 """Writing Lance files: :class:`LanceFileWriter`.
 
-Batches are buffered per column (``data_cache_bytes``) and written as pages of at most
-``max_page_bytes``; page buffers are aligned to ``alignment`` bytes (64 by default, 4096
-for direct I/O). Everything is written to a temporary file beside the destination and
+Version 2.2 (the reference's default) unless ``version`` says 2.1 or 2.0. Batches are
+buffered per top-level column (``data_cache_bytes``) and written as pages of at most
+``max_page_bytes`` of Arrow data; page buffers are aligned to ``alignment`` bytes (64 by
+default, the least 2.1+ allows; 4096 for direct I/O). What a 2.1/2.2 page becomes is
+decided by :mod:`lancefile.encodings.strategy` and laid out by
+:mod:`lancefile.encodings.structural.encoder`. Everything is written to a temporary file beside the destination and
 renamed into place by :meth:`LanceFileWriter.close`, so a failed or interrupted write
 leaves nothing at the destination.
 
