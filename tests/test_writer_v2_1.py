@@ -159,3 +159,22 @@ def test_big_shapes_round_trip_through_pylance(tmp_path, version):
     big = pa.table({"b": pa.array([blob, None, blob[:1000], blob[::-1]], pa.large_binary())})
     md = check(big, "big_values")
     assert "full-zip" in md.columns[0].pages[0].encoding
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_blob_write_memory_is_not_a_multiple_of_the_value(tmp_path, version):
+    """A 40 MB blob used to cost ~16x its size in index arrays while being written out of line."""
+    import tracemalloc
+
+    value = np.random.default_rng(0).integers(0, 256, 40_000_000, dtype=np.uint8).tobytes()
+    field = pa.field("b", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    t = pa.table({"b": pa.array([value, b"", None], pa.large_binary())}, schema=pa.schema([field]))
+    path = tmp_path / "blob.lance"
+    tracemalloc.start()
+    try:
+        lancefile.write_table(t, path, version=version)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * len(value), f"peak of {peak / 1e6:.0f} MB traced while writing a 40 MB blob"
+    assert lancefile.read_table(path).column(0).to_pylist() == [value, b"", None]

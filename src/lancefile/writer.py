@@ -53,6 +53,7 @@ PAGE_ALIGNMENT = 64
 PAD_BYTE = 0x48  # the reference pads with 'H'; any byte is valid
 _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
+_OUT_OF_LINE_COPY_BYTES = 16 << 20  # out-of-line values up to this are gathered into one buffer first
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,18 @@ class _Sink:
         base = self.pos
         starts = np.concatenate([[0], np.cumsum(padded)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
         total = int(padded.sum())
-        if total:
+        if total > _OUT_OF_LINE_COPY_BYTES:
+            # large values (blobs): written in place, no copy and no index arrays
+            data = np.ascontiguousarray(data).reshape(-1)
+            src = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            pad = bytes([PAD_BYTE]) * a
+            pieces = []
+            for s0, s1, p in zip(src[:-1].tolist(), src[1:].tolist(), padded.tolist()):
+                pieces.append(data[s0:s1])
+                if p > s1 - s0:
+                    pieces.append(pad[: p - (s1 - s0)])
+            self.write(pieces)
+        elif total:
             out = np.full(total, PAD_BYTE, dtype=np.uint8)
             src_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
             idx = np.arange(int(sizes.sum()), dtype=np.int64)
