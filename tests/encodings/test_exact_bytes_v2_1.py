@@ -7,7 +7,7 @@ column metadata, schema and footer. When a case fails, the test prints each file
 layouts so the difference is easy to see.
 
 Not here (pylance's choice is not reproduced yet, see the issue notes): when 2.2 prefers the
-RLE level frame, 64-bit dictionaries, FSST symbol
+RLE level frame in mini-block pages, 64-bit dictionaries, FSST symbol
 tables (trained differently), general compression of full-zip values.
 """
 
@@ -50,7 +50,8 @@ CASES = {
 }
 
 
-# 2.2 writes a ConstantLayout for pages whose valid values are all equal (2.1 has no such page)
+# 2.2 writes a ConstantLayout for pages whose valid values are all equal (2.1 has no such page),
+# and compresses the levels of all-null pages
 CONSTANT_CASES_2_2 = {
     "one_row": lambda: pa.table({"x": pa.array([5], pa.int64())}),
     "int_and_string": lambda: pa.table({"x": pa.array([5, 5, 5], pa.int32()), "s": pa.array(["a", "a", "a"])}),
@@ -58,6 +59,11 @@ CONSTANT_CASES_2_2 = {
                                     "s": pa.array(["same", None, "same"] * 1000), "b": pa.array([True] * 3000)}),
     "list_of_one_item": lambda: pa.table({"l": pa.array([[7]] * 3000, pa.list_(pa.int32()))}),
     "fixed_size_binary_40": lambda: pa.table({"f": pa.array([b"x" * 40] * 3000, pa.binary(40))}),
+    # all-null pages with structure: 2.2 compresses their levels (RLE or bit packing)
+    "null_lists": lambda: pa.table({"l": pa.array([None] * 1500, pa.list_(pa.int32()))}),
+    "null_struct_rows": lambda: pa.table({"s": pa.array([None] * 1500, pa.struct([("a", pa.int32())]))}),
+    "lists_of_one_null": lambda: pa.table({"l": pa.array([[None]] * 1500, pa.list_(pa.int32()))}),
+    "null_and_empty_lists": lambda: pa.table({"l": pa.array([None, []] * 750, pa.list_(pa.int32()))}),
 }
 
 

@@ -75,16 +75,28 @@ def _layers(sh: Shredded) -> list[int]:
 # -- constant (all-null) ------------------------------------------------------------------------
 
 
-def _all_null_page(sh: Shredded) -> EncodedPage:
+def _all_null_page(sh: Shredded, grammar: Grammar) -> EncodedPage:
+    """A page without a valid value: only its layers for a bare nullable leaf, else its rep
+    and def levels (raw u16 in 2.1; 2.2 compresses them, as the reference does)."""
     if sh.layers == [Layer.NULLABLE_ITEM] and sh.rep is None:
         return EncodedPage(pb.PageLayout(constant_layout=pb.ConstantLayout(layers=sh.layers)), [], sh.num_rows)
-    rep = np.zeros(0, np.uint8) if sh.rep is None else sh.rep.astype("<u2").view(np.uint8)
-    if sh.defs is None:
-        defs = np.zeros(0, np.uint8)
-    else:
-        defs = sh.defs.astype("<u2").view(np.uint8)
     layout = pb.ConstantLayout(layers=sh.layers)
-    return EncodedPage(pb.PageLayout(constant_layout=layout), [rep, defs], sh.num_rows)
+    buffers = []
+    for levels, enc_field, count_field in ((sh.rep, "rep_compression", "num_rep_values"),
+                                          (sh.defs, "def_compression", "num_def_values")):
+        if levels is None or not len(levels):
+            buffers.append(np.zeros(0, np.uint8))
+            continue
+        raw = levels.astype("<u2").view(np.uint8)
+        if grammar.constant_values and int(levels.max()):
+            enc, packed = block_levels(levels, np.array([0, len(levels)]), int(levels.max()), grammar.rle_levels)
+            if len(packed.data) < len(raw):
+                getattr(layout, enc_field).CopyFrom(enc)
+                setattr(layout, count_field, len(levels))
+                buffers.append(packed.data)
+                continue
+        buffers.append(raw)
+    return EncodedPage(pb.PageLayout(constant_layout=layout), buffers, sh.num_rows)
 
 
 def _constant_value(values: pa.Array) -> tuple[bytes | None, bytes | None] | None:
@@ -376,7 +388,7 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar, *, blob
         return _blob_page(sh, grammar, sink)
     values = sh.values
     if len(values) == 0 or values.null_count == len(values):
-        return _all_null_page(sh)
+        return _all_null_page(sh, grammar)
     if grammar.constant_values and strategy.params.structural is None:
         constant = _constant_value(values)
         if constant is not None:
