@@ -178,3 +178,23 @@ def test_blob_write_memory_is_not_a_multiple_of_the_value(tmp_path, version):
         tracemalloc.stop()
     assert peak < 3 * len(value), f"peak of {peak / 1e6:.0f} MB traced while writing a 40 MB blob"
     assert lancefile.read_table(path).column(0).to_pylist() == [value, b"", None]
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_byte_stream_split_under_general_compression(tmp_path, version):
+    """lance-encoding:bss=on with lz4 gives General(lz4, ByteStreamSplit(Flat)); with auto the
+    writer keeps whichever of BSS and plain values compresses smaller. pylance reads both."""
+    import lance.file
+
+    rng = np.random.default_rng(0)
+    on = pa.field("y", pa.float32(), metadata={"lance-encoding:compression": "lz4", "lance-encoding:bss": "on"})
+    auto = pa.field("x", pa.float64(), metadata={"lance-encoding:compression": "zstd"})
+    t = pa.table({"y": pa.array(rng.random(5000).astype(np.float32)),
+                  "x": pa.array(np.round(rng.random(5000) * 100, 2))}, schema=pa.schema([on, auto]))
+    path = tmp_path / "f.lance"
+    lancefile.write_table(t, path, version=version)
+    pages = [c.pages[0].encoding for c in lancefile.LanceFileReader(path).metadata().columns]
+    assert "lz4(byte_stream_split" in pages[0]
+    assert "zstd(" in pages[1]
+    assert lance.file.LanceFileReader(str(path)).read_all().to_table().equals(t)
+    assert lancefile.read_table(path).equals(t)

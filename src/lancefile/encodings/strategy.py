@@ -174,6 +174,14 @@ class Strategy:
             return None
         return self.params.dict_values_compression, self.params.dict_values_level
 
+    def use_bss(self, bits: int, floating: bool) -> bool:
+        """Byte-stream-split under general compression: 32/64-bit values when the field asks
+        for lz4/zstd and ``lance-encoding:bss`` is ``on`` (``auto``: floating point only; the
+        reference's auto mode measures byte entropy instead)."""
+        if self.params.compression not in ("lz4", "zstd") or bits not in (32, 64) or self.params.bss == "off":
+            return False
+        return self.params.bss == "on" or floating
+
     def use_rle(self, runs: int, num_values: int) -> bool:
         """Whether runs are few enough to try RLE (the encoder then keeps the smaller of RLE
         and bit packing); ``lance-encoding:rle-threshold`` 0 turns RLE off."""

@@ -19,7 +19,7 @@ width word and 384 bytes each); three values stay flat, as packing would not shr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -130,9 +130,18 @@ def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
     else:
         raise UnsupportedTypeError(f"no mini-block encoding for {t}")
     general = strategy.general()
+    if isinstance(out, _Wrapped):  # already compressed
+        return out.chunks
     if general is not None and not pa.types.is_fixed_size_list(t):
         out = _general_wrap(out, *general)
     return out
+
+
+@dataclass
+class _Wrapped:
+    """Mini-block values that already carry their general compression."""
+
+    chunks: MiniChunks
 
 
 def _is_binary(t: pa.DataType) -> bool:
@@ -143,6 +152,13 @@ def _is_binary(t: pa.DataType) -> bool:
 def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     data, bits = _fixed_rows(values)
     n = len(values)
+    if n and strategy.use_bss(bits, pa.types.is_floating(values.type)):
+        # byte-stream-split pays only under general compression, and not always: keep it
+        # when the compressed chunks come out smaller than without it
+        scheme, level = strategy.general()
+        bss = _general_wrap(_bss_miniblock(data, bits), scheme, level)
+        plain = _general_wrap(_fixed_miniblock(values, Strategy(replace(strategy.params, bss="off"))), scheme, level)
+        return _Wrapped(bss if bss.size < plain.size else plain)
     if strategy.params.compression != "none" and bits in (8, 16, 32, 64) and n:
         words = data.view(np.dtype(f"<u{bits // 8}"))
         packed = _inline_bitpacked(words)
@@ -160,6 +176,24 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
 
 
 RLE_CHUNK_VALUES = 4096
+BSS_CHUNK_BYTES = 4096  # 1024 32-bit or 512 64-bit values a chunk
+
+
+def _bss_miniblock(data: np.ndarray, bits: int) -> MiniChunks:
+    """ByteStreamSplit{Flat}: in each chunk, byte j of value i at ``j*n + i`` (the caller
+    wraps it in general compression, which is what makes it pay)."""
+    w = bits // 8
+    per = BSS_CHUNK_BYTES // w
+    n = data.size // w
+    counts = _split_counts(n, per)
+    full = n // per
+    rows = data[: full * per * w].reshape(full, per, w).transpose(0, 2, 1)
+    parts = [np.ascontiguousarray(rows).reshape(-1)]
+    if n > full * per:
+        parts.append(np.frombuffer(kernels.byte_stream_split_encode(
+            data[full * per * w :].view(np.dtype(f"<u{w}"))), np.uint8))
+    enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
+    return MiniChunks(enc, counts, [Buffers(np.concatenate(parts), counts * w)])
 
 
 def _rle_miniblock(words: np.ndarray) -> MiniChunks:

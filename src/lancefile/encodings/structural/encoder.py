@@ -21,7 +21,7 @@ each padded to 8 bytes.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -437,7 +437,8 @@ def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strateg
         if level is not None:
             bc.level = level
         enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=enc))
-    mc = miniblock_values(indices, strategy)
+    # the indices are bit-packed (or RLE'd) as they are: no byte-stream-split or general compression
+    mc = miniblock_values(indices, Strategy(replace(strategy.params, compression=None, bss="off")))
     try:
         return _miniblock_page(sh, mc, grammar, (enc, buf, len(values.dictionary)))
     except _TooBig:
