@@ -198,3 +198,19 @@ def test_byte_stream_split_under_general_compression(tmp_path, version):
     assert "zstd(" in pages[1]
     assert lance.file.LanceFileReader(str(path)).read_all().to_table().equals(t)
     assert lancefile.read_table(path).equals(t)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_values_over_4_kib_in_mini_block_chunks_of_two(tmp_path, version):
+    """A value over the 4 KiB chunk target must not make a one-value chunk before the last:
+    its log2 count would be 0, which pylance refuses ("non-final chunk has invalid log_num_values")."""
+    import lance.file
+
+    field = pa.field("s", pa.string(), metadata={"lance-encoding:structural-encoding": "miniblock",
+                                                   "lance-encoding:compression": "none"})
+    t = pa.table({"s": pa.array(["y" * 5000, "z" * 6000, "a"] * 3)}, schema=pa.schema([field]))
+    path = tmp_path / "f.lance"
+    lancefile.write_table(t, path, version=version)
+    assert "mini-block" in lancefile.LanceFileReader(path).metadata().columns[0].pages[0].encoding
+    assert lance.file.LanceFileReader(str(path)).read_all().to_table().equals(t)
+    assert lancefile.read_table(path).equals(t)

@@ -402,8 +402,9 @@ def variable_value_parts(values: pa.Array) -> tuple[np.ndarray, np.ndarray, int]
 
 def _variable_chunk_counts(offsets: np.ndarray, target: int, width: int) -> np.ndarray:
     """Values per chunk, as pylance 14.0.2 picks them: the largest power of two whose chunk
-    (offsets included) stays within ``target`` bytes (at least one value); the last chunk
-    takes all the rest when that fits."""
+    (offsets included) stays within ``target`` bytes; the last chunk takes all the rest
+    when that fits. A chunk other than the last holds at least two values: its count is
+    written as a log2, and 0 is refused there by the reference reader."""
     n = len(offsets) - 1
     offs = offsets.tolist()
     counts = []
@@ -419,6 +420,8 @@ def _variable_chunk_counts(offsets: np.ndarray, target: int, width: int) -> np.n
             else:
                 end = last + num
                 break
+        if end - last == 1 and end < n:  # a chunk that is not the last holds 2+ values (log2 0 means "last")
+            end = last + 2
         counts.append(end - last)
         last = end
     return np.array(counts, dtype=np.int64)
