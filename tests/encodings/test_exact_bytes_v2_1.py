@@ -7,7 +7,8 @@ column metadata, schema and footer. When a case fails, the test prints each file
 layouts so the difference is easy to see.
 
 Not here (pylance's choice is not reproduced yet, see the issue notes): when 2.2 prefers the
-RLE level frame in mini-block pages, 64-bit dictionaries, FSST symbol
+RLE level frame in mini-block pages, 64-bit dictionaries of narrow integers (pylance's
+2.2 dictionary-encodes int64 in [0, 1000), which bit packing makes smaller), FSST symbol
 tables (trained differently), general compression of full-zip values.
 """
 
@@ -24,6 +25,17 @@ N = 3000
 
 def _rng():
     return np.random.default_rng(0)
+
+
+def _low_card_wide() -> pa.Table:
+    """50 random int64 and float64 values and 20 decimals repeated: dictionaries (64-bit ones in 2.2)."""
+    import decimal
+
+    rng = _rng()
+    cats = rng.integers(-2**62, 2**62, 50)
+    return pa.table({"i": pa.array(cats[rng.integers(0, 50, 5000)]),
+                     "f": pa.array(rng.random(50)[rng.integers(0, 50, 5000)]),
+                     "d": pa.array([decimal.Decimal(int(x)) for x in rng.integers(0, 20, 5000)], pa.decimal128(10, 0))})
 
 
 CASES = {
@@ -44,6 +56,7 @@ CASES = {
         {"l": pa.array([[f"a{i}", None] if i % 5 else None for i in range(N)], pa.list_(pa.string()))}),
     "struct_null_rows": lambda: pa.table(
         {"s": pa.array([{"a": i, "b": float(i)} if i % 7 else None for i in range(N)])}),
+    "low_cardinality_64_and_128_bit": lambda: _low_card_wide(),
     "sorted_runs_rle": lambda: pa.table({"y": pa.array(np.repeat(np.arange(50), 100).astype(np.int32))}),
     "fsl_float32_4": lambda: pa.table(
         {"v": pa.array([[1.0 * i, 2.0, 3.0, 4.0] for i in range(N)], pa.list_(pa.float32(), 4))}),

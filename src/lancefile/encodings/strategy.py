@@ -140,6 +140,29 @@ class Strategy:
         avg = values_bytes / num_values if num_values else 0
         return MINIBLOCK if avg < FULLZIP_MIN_VALUE_BYTES else FULLZIP
 
+    def fixed_dictionary(self, values, bits: int, plain_bytes: int, wide_values: bool):
+        """A dictionary-encoded copy of fixed-width ``values`` (128-bit values, and with
+        ``wide_values`` (2.2) 64-bit ones too, as the reference) when the dictionary plus
+        its indices is below dict-size-ratio of ``plain_bytes`` (what the page would take
+        bit-packed or flat), else None."""
+        import pyarrow.compute as pc
+
+        n = len(values)
+        if bits not in ((64, 128) if wide_values else (128,)) or n < DICT_MIN_VALUES or values.null_count == n \
+                or self.params.compression == "none":
+            return None
+        sample = values.slice(0, min(n, DICT_SAMPLE))
+        if len(pc.unique(sample)) > max(len(sample) // 4, 1):
+            return None
+        encoded = pc.dictionary_encode(values)
+        card = len(encoded.dictionary)
+        if card > DICT_MAX_CARDINALITY:
+            return None
+        index_bytes = n * max(int(card).bit_length(), 1) / 8 + 4 * (n // 1024 + 1)
+        if card * bits / 8 + index_bytes >= self.params.dict_size_ratio * plain_bytes:
+            return None
+        return encoded
+
     def dictionary(self, values):
         """A dictionary-encoded copy of string/binary ``values`` when a dictionary page is
         the smaller choice, else None (``compression=none`` never uses one)."""

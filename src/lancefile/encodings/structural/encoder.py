@@ -404,7 +404,14 @@ def encode_leaf_page(sh: Shredded, strategy: Strategy, grammar: Grammar, *, blob
                              num_values=len(values))
     if layout == MINIBLOCK:
         try:
-            return _miniblock_page(sh, miniblock_values(values, strategy), grammar)
+            mc = miniblock_values(values, strategy)
+            t = values.type
+            if bits in (64, 128) and fixed_width_bits(t) == bits and not (pa.types.is_struct(t)
+                                                                          or pa.types.is_fixed_size_list(t)):
+                encoded = strategy.fixed_dictionary(values, bits, mc.size, grammar.general_blocks)
+                if encoded is not None:
+                    return _dictionary_page(sh, encoded, strategy, grammar)
+            return _miniblock_page(sh, mc, grammar)
         except _TooBig:
             pass
     return _fullzip_page(sh, strategy)
