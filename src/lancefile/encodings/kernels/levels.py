@@ -20,7 +20,7 @@ import numpy as np
 
 from ._common import _Kernel, empty
 
-__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels"]
+__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels", "expand_list"]
 
 
 @_Kernel
@@ -193,3 +193,45 @@ def leaf_levels(dead, kind, pos, null_def, empty_def, is_list) -> tuple[np.ndarr
                        np.ascontiguousarray(empty_def, np.int64), np.ascontiguousarray(is_list, np.bool_),
                        defs, idx, nulls)
     return defs, idx[:m], nulls[:m]
+
+
+@_Kernel
+def _k_expand_list(expand, first_item, counts, marker, dead, kind, has_dead, cont, new_pos, new_marker,
+                   new_dead, new_kind):
+    j = 0
+    for i in range(expand.shape[0]):
+        if expand[i]:
+            f = first_item[i]
+            for k in range(counts[i]):
+                new_pos[j] = f + k
+                new_marker[j] = marker[i] if k == 0 else cont
+                if has_dead:
+                    new_dead[j] = dead[i]
+                    new_kind[j] = kind[i]
+                j += 1
+        else:
+            new_pos[j] = -1
+            new_marker[j] = marker[i]
+            if has_dead:
+                new_dead[j] = dead[i]
+                new_kind[j] = kind[i]
+            j += 1
+
+
+def expand_list(expand, first_item, counts, marker, dead, kind, cont: int):
+    """Level entries one list layer down: entry ``i`` becomes its list's ``counts[i]`` items
+    (positions ``first_item[i]...``; the first keeps its marker, the others get ``cont``)
+    when ``expand[i]``, else stays one entry without a position (a null or empty list, or
+    an entry already under one). ``dead``/``kind`` (or None) are carried to every item."""
+    out_counts = np.where(expand, counts, 1)
+    total = int(out_counts.sum())
+    has_dead = dead is not None
+    new_pos = empty(total, np.int64)
+    new_marker = empty(total, np.int16)
+    new_dead = empty(total if has_dead else 0, np.int16)
+    new_kind = empty(total if has_dead else 0, np.int8)
+    _k_expand_list(np.ascontiguousarray(expand, np.bool_), np.ascontiguousarray(first_item, np.int64),
+                   np.ascontiguousarray(counts, np.int64), np.ascontiguousarray(marker, np.int16),
+                   dead if has_dead else np.zeros(0, np.int16), kind if has_dead else np.zeros(0, np.int8),
+                   has_dead, cont, new_pos, new_marker, new_dead, new_kind)
+    return new_pos, new_marker, (new_dead if has_dead else None), (new_kind if has_dead else None)

@@ -170,21 +170,10 @@ def _list_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> _State:
         layer.has_empty = True
         _kill(st, empties, idx, _EMPTY)
     expand = live & ~nulls & (counts > 0)
-    out_counts = np.where(expand, counts, 1)
-    total = int(out_counts.sum())
-    starts = np.cumsum(out_counts) - out_counts
-    within = np.arange(total, dtype=np.int64) - np.repeat(starts, out_counts)
-    first = within == 0
-    parent = np.repeat(np.arange(st.n, dtype=np.int64), out_counts)
-    exp = expand[parent]
-    new_pos = np.where(exp, offsets[safe][parent] + within, -1)
     marker = np.zeros(st.n, np.int16) if st.marker is None else st.marker
-    new_marker = np.where(first, marker[parent], np.int16(st.lists + 1)).astype(np.int16)
-    new = _State(new_pos, new_marker, None, None, total, st.lists + 1)
-    if st.dead is not None:
-        new.dead = st.dead[parent]
-        new.kind = st.kind[parent]
-    return new
+    new_pos, new_marker, dead, kind = kernels.expand_list(expand, offsets[safe], counts, marker, st.dead, st.kind,
+                                                          st.lists + 1)
+    return _State(new_pos, new_marker, dead, kind, len(new_pos), st.lists + 1)
 
 
 def shred(field: LanceField, arr: pa.Array) -> list[Shredded]:
