@@ -34,7 +34,7 @@ from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BY
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "fsst_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
-           "integer_like", "flat", "variable_block"]
+           "flat", "variable_block"]
 
 _SCHEME = {"lz4": pb.BufferCompression.LZ4 if hasattr(pb.BufferCompression, "LZ4") else 1,
            "zstd": pb.BufferCompression.ZSTD if hasattr(pb.BufferCompression, "ZSTD") else 2}
@@ -83,12 +83,6 @@ class MiniChunks:
 
 def flat(bits: int) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))
-
-
-def integer_like(t: pa.DataType) -> bool:
-    """Types stored as plain integers, which bit packing applies to."""
-    return (pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t)
-            or pa.types.is_duration(t))
 
 
 def _fixed_chunk_values(row_bits: int) -> int:

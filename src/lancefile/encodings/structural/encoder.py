@@ -68,10 +68,6 @@ def _pad8(n: int) -> int:
     return (-n) % 8
 
 
-def _layers(sh: Shredded) -> list[int]:
-    return list(sh.layers)
-
-
 # -- constant (all-null) ------------------------------------------------------------------------
 
 
