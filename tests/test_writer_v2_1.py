@@ -214,3 +214,12 @@ def test_values_over_4_kib_in_mini_block_chunks_of_two(tmp_path, version):
     assert "mini-block" in lancefile.LanceFileReader(path).metadata().columns[0].pages[0].encoding
     assert lance.file.LanceFileReader(str(path)).read_all().to_table().equals(t)
     assert lancefile.read_table(path).equals(t)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_fixed_size_list_of_strings_is_refused_clearly(tmp_path, version):
+    """pylance 14.0.2 panics on fixed_size_list<string>; lancefile refuses it before writing."""
+    t = pa.table({"c": pa.array([["a", "b"]] * 3, pa.list_(pa.string(), 2))})
+    with pytest.raises(lancefile.UnsupportedTypeError, match="fixed_size_list of string"):
+        lancefile.write_table(t, tmp_path / "f.lance", version=version)
+    assert _left(tmp_path) == []

@@ -509,6 +509,13 @@ def _has_list(f: LanceField) -> bool:
 
 def _check_leaf(leaf: LanceField, grammar: Grammar) -> None:
     t = leaf.arrow_type
+    if pa.types.is_fixed_size_list(t):
+        inner = t.value_type
+        while pa.types.is_fixed_size_list(inner):
+            inner = inner.value_type
+        if not pa.types.is_null(inner) and (fixed_width_bits(inner) is None or pa.types.is_dictionary(inner)):
+            raise UnsupportedTypeError(f"field {leaf.name!r}: fixed_size_list of {inner} cannot be stored in Lance "
+                                       "2.1/2.2 (only fixed-width items or structs; the reference refuses it too)")
     if "lance-encoding:blob" in leaf.metadata and not leaf.is_blob:
         raise UnsupportedTypeError(f"field {leaf.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_struct(t) and leaf.children:  # a packed struct
