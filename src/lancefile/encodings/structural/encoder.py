@@ -495,12 +495,28 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, g
             raise UnsupportedTypeError(f"field {f.name!r}: map columns need Lance file version 2.2")
     if not grammar.fsl_of_struct and any(_is_fsl_of_struct(x) for x in f.walk()):
         raise UnsupportedTypeError(f"field {f.name!r}: fixed_size_list<struct> columns need Lance file version 2.2")
+    inner = _fsl_struct_under_list(f)
+    if inner is not None:  # checked here, not only when rows arrive: a zero-row file must be refused too
+        raise UnsupportedTypeError(f"field {inner.name!r}: a fixed_size_list<struct> inside a list cannot be written")
     strategies = [Strategy(FieldParams.from_metadata(leaf.metadata, leaf.name)) for leaf in leaves]
     blobs = [leaf.is_blob for leaf in leaves]
     if any(blobs) and _has_list(f):
         raise UnsupportedTypeError(f"field {f.name!r}: blob columns inside lists cannot be written (the reference "
                                    "cannot read them)")
     return StructuralEncoder(f, [columns[leaf.id] for leaf in leaves], strategies, blobs, grammar, max_page_bytes)
+
+
+def _fsl_struct_under_list(f: LanceField, in_list: bool = False) -> LanceField | None:
+    """The first fixed_size_list<struct> below a list or map, if any (lancefile cannot write
+    or read one there yet)."""
+    if _is_fsl_of_struct(f) and in_list:
+        return f
+    below = in_list or f.logical_type in _LIST_LOGICAL or f.logical_type == "map"
+    for c in f.children:
+        found = _fsl_struct_under_list(c, below)
+        if found is not None:
+            return found
+    return None
 
 
 def _has_list(f: LanceField) -> bool:
