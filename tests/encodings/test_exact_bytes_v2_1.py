@@ -57,6 +57,8 @@ CASES = {
     "struct_null_rows": lambda: pa.table(
         {"s": pa.array([{"a": i, "b": float(i)} if i % 7 else None for i in range(N)])}),
     "low_cardinality_64_and_128_bit": lambda: _low_card_wide(),
+    "bool_forced_full_zip": lambda: pa.table({"b": pa.array([True, False, None, True] * 10)}, schema=pa.schema(
+        [pa.field("b", pa.bool_(), metadata={"lance-encoding:structural-encoding": "fullzip"})])),
     "sorted_runs_rle": lambda: pa.table({"y": pa.array(np.repeat(np.arange(50), 100).astype(np.int32))}),
     "fsl_float32_4": lambda: pa.table(
         {"v": pa.array([[1.0 * i, 2.0, 3.0, 4.0] for i in range(N)], pa.list_(pa.float32(), 4))}),

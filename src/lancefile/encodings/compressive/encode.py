@@ -563,6 +563,9 @@ def fixed_value_bytes(values: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndar
         rows = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
         enc = _fsl_encoding(dims, [v is not None for v in validity], leaf_bits)
         return enc, np.ascontiguousarray(rows).reshape(-1), rows.shape[1]
+    if pa.types.is_boolean(t):  # one byte a value, 0 or 1, as the reference zips booleans
+        data, _ = _fixed_rows(values)
+        return flat(8), np.unpackbits(data, bitorder="little", count=len(values)), 1
     bits = fixed_width_bits(t)
     if bits is None or bits % 8:
         raise UnsupportedTypeError(f"full-zip values of {t} are not supported")

@@ -224,8 +224,13 @@ def _fixed_to_arrow(v: Fixed, dtype: pa.DataType) -> pa.Array:
         width = 1 if pa.types.is_boolean(dtype) else (_fixed_bits(dtype) or 8)
         v = Fixed(np.zeros((v.count * width + 7) // 8, np.uint8), width, v.count)
     if pa.types.is_boolean(dtype):
+        if v.bits == 8:  # full-zip booleans: one byte a value (what pylance 14.0.2 writes)
+            data = np.asarray(v.data, np.uint8)[: v.count]
+            if len(data) < v.count:
+                raise CorruptFileError(f"{len(data)} bytes hold fewer than {v.count} 8-bit booleans")
+            return pa.Array.from_buffers(dtype, v.count, [None, pa.py_buffer(np.packbits(data != 0, bitorder="little"))])
         if v.bits != 1:
-            raise CorruptFileError(f"booleans must be stored as 1-bit values, not {v.bits}-bit")
+            raise CorruptFileError(f"booleans must be stored as 1-bit or 8-bit values, not {v.bits}-bit")
         return pa.Array.from_buffers(dtype, v.count, [None, pa.py_buffer(v.data)])
     want = _fixed_bits(dtype)
     if want != v.bits:
