@@ -28,16 +28,14 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
 from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
-from ..compression import compress_buffer
+from ..compression import PROTO_BY_SCHEME, compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
 from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "fsst_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
-           "flat", "variable_block"]
+           "flat", "general", "variable_block"]
 
-_SCHEME = {"lz4": pb.BufferCompression.LZ4 if hasattr(pb.BufferCompression, "LZ4") else 1,
-           "zstd": pb.BufferCompression.ZSTD if hasattr(pb.BufferCompression, "ZSTD") else 2}
 _VAR_PAD = 0x48
 
 
@@ -123,11 +121,11 @@ def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
         out = _fixed_miniblock(values, strategy)
     else:
         raise UnsupportedTypeError(f"no mini-block encoding for {t}")
-    general = strategy.general()
+    wrap = strategy.general()
     if isinstance(out, _Wrapped):  # already compressed
         return out.chunks
-    if general is not None and not pa.types.is_fixed_size_list(t):
-        out = _general_wrap(out, *general)
+    if wrap is not None and not pa.types.is_fixed_size_list(t):
+        out = _general_wrap(out, *wrap)
     return out
 
 
@@ -298,6 +296,14 @@ def variable_kind(t: pa.DataType) -> int | None:
     return None
 
 
+def general(scheme: str, level: int | None, inner: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
+    """``General{scheme[, level], inner}``: LZ4/ZSTD around ``inner``'s buffers."""
+    bc = pb.BufferCompression(scheme=PROTO_BY_SCHEME[scheme])
+    if level is not None:
+        bc.level = level
+    return pb.CompressiveEncoding(general=pb.General(compression=bc, values=inner))
+
+
 def variable_encoding(off_bits: int) -> pb.CompressiveEncoding:
     return pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
 
@@ -446,7 +452,7 @@ def _variable_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     offsets, data, off_bits = variable_value_parts(values)
     lens = np.diff(offsets)
     max_len = int(lens.max()) if len(lens) else 0
-    enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=flat(off_bits)))
+    enc = variable_encoding(off_bits)
     # the reference's DataSize of a variable block counts the offsets too
     if len(values) and strategy.use_fsst(max_len=max_len, data_bytes=len(data) + len(offsets) * (off_bits // 8)):
         table, offsets, data = fsst_values(offsets, data, strategy.memo)
@@ -481,10 +487,7 @@ def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
     packed = [compress_buffer(first.piece(c), scheme, level) for c in range(len(mc.counts))]
     if sum(len(p) for p in packed) >= len(first.data):
         return mc
-    bc = pb.BufferCompression(scheme=_SCHEME[scheme], level=level) if level is not None else \
-        pb.BufferCompression(scheme=_SCHEME[scheme])
-    enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=mc.encoding))
-    return MiniChunks(enc, mc.counts, [Buffers.of(packed)] + mc.buffers[1:])
+    return MiniChunks(general(scheme, level, mc.encoding), mc.counts, [Buffers.of(packed)] + mc.buffers[1:])
 
 
 # -- blocks: rep/def levels and dictionaries ------------------------------------------------

@@ -244,13 +244,6 @@ def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np
 # side is fixed by the format: any table of 1..8-byte symbols decodes.
 
 FSST_SAMPLE_BYTES = 1 << 14
-_FSST_SPLIT_BYTES = 1 << 20  # inputs this large are compressed by several threads
-
-
-def _threads() -> int:
-    import os
-
-    return max(1, min(4, os.cpu_count() or 1))
 _FSST_HASH_MUL = 0x9E3779B97F4A7C15
 _FSST_ROUNDS = 5
 
@@ -427,8 +420,9 @@ def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.
     toks = [int(s).to_bytes(8, "little")[: int(n)] for s, n in zip(symbols, lengths)]
     tables = _fsst_encoder_tables(toks)
     n = offsets.size - 1
-    parts = 1 if offsets.size < 2 or int(offsets[-1] - offsets[0]) < _FSST_SPLIT_BYTES else _threads()
-    cuts = np.linspace(0, max(n, 0), parts + 1).astype(np.int64)
+    # large inputs are compressed in two halves on two threads, as decompression is
+    parts = 2 if n > 1 and int(offsets[-1] - offsets[0]) >= PARALLEL_FSST_BYTES else 1
+    cuts = [n * k // parts for k in range(parts + 1)]
 
     def run(k):
         offs = offsets[cuts[k] : cuts[k + 1] + 1]
@@ -437,13 +431,10 @@ def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.
         used = _k_fsst_compress(raw, offs, *tables, out, out_offsets) if offs.size > 1 else 0
         return out[:used], out_offsets
 
+    results = run_parallel(run, range(parts))
     if parts == 1:
-        codes, out_offsets = run(0)
+        codes, out_offsets = results[0]
         return fsst_make_symbol_table(symbols, lengths), codes.copy(), out_offsets
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(parts) as pool:  # the compiled loop releases the GIL
-        results = list(pool.map(run, range(parts)))
     codes = np.concatenate([c for c, _ in results])
     shift = np.cumsum([0] + [len(c) for c, _ in results[:-1]])
     out_offsets = np.concatenate([results[0][1]] + [o[1:] + sh for (_, o), sh in zip(results[1:], shift[1:])])

@@ -39,6 +39,7 @@ from ..compressive.encode import (
     is_simple_packed,
     fixed_value_bytes,
     fsst_values,
+    general,
     miniblock_values,
     variable_block,
     variable_encoding,
@@ -56,7 +57,6 @@ from .shred import Shredded, shred
 __all__ = ["StructuralEncoder", "build_encoder", "column_encodings", "encode_leaf_page"]
 
 _FILL = 0xFE
-_SCHEME = {"lz4": 1, "zstd": 2}  # BufferCompression.CompressionScheme
 _U16 = 0xFFFF
 
 
@@ -305,8 +305,7 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
                       zip(offsets[:-1].tolist(), offsets[1:].tolist())]
             data = np.frombuffer(b"".join(packed), np.uint8) if packed else np.zeros(0, np.uint8)
             offsets = np.concatenate([[0], np.cumsum([len(p) for p in packed])]).astype(np.int64)
-            bc = pb.BufferCompression(scheme=2, level=level)
-            enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=enc))
+            enc = general("zstd", level, enc)
         starts = offsets[:-1]
         lens = np.diff(offsets)
         valid_vis = vis_idx[mask]
@@ -422,9 +421,7 @@ def _dictionary_block(items: pa.Array) -> tuple[pb.CompressiveEncoding, np.ndarr
     if bits is not None or pa.types.is_fixed_size_list(items.type):
         raise UnsupportedTypeError(f"dictionaries of {items.type} cannot be written")
     offsets, data, off_bits = variable_value_parts(items)
-    enc = pb.CompressiveEncoding(variable=pb.Variable(offsets=pb.CompressiveEncoding(
-        flat=pb.Flat(bits_per_value=off_bits))))
-    return enc, np.frombuffer(variable_block(offsets, data, off_bits), np.uint8)
+    return variable_encoding(off_bits), np.frombuffer(variable_block(offsets, data, off_bits), np.uint8)
 
 
 def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strategy, grammar: Grammar) -> EncodedPage:
@@ -432,14 +429,11 @@ def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strateg
     key = values.type.index_type
     indices = values.indices.fill_null(0).view(pa.from_numpy_dtype(np.dtype(f"u{key.bit_width // 8}")))
     enc, buf = _dictionary_block(values.dictionary)
-    general = strategy.dictionary_compression(grammar.general_blocks)
-    if general is not None:
-        scheme, level = general
+    wrap = strategy.dictionary_compression(grammar.general_blocks)
+    if wrap is not None:
+        scheme, level = wrap
         buf = np.frombuffer(compress_buffer(buf, scheme, level), np.uint8)
-        bc = pb.BufferCompression(scheme=_SCHEME[scheme])
-        if level is not None:
-            bc.level = level
-        enc = pb.CompressiveEncoding(general=pb.General(compression=bc, values=enc))
+        enc = general(scheme, level, enc)
     # the indices are bit-packed (or RLE'd) as they are: no byte-stream-split or general compression
     mc = miniblock_values(indices, Strategy(replace(strategy.params, compression=None, bss="off")))
     try:

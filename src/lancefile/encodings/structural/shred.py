@@ -136,7 +136,12 @@ def _item_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> None:
     """A validity layer (a struct, an fsl<struct> row, a map's entries)."""
     layer = _OuterLayer(False, has_null=_pushed_nulls(st, outer))
     outer.append(layer)
-    mask = null_mask(arr)
+    _null_entries(st, null_mask(arr), layer, len(outer) - 1)
+
+
+def _null_entries(st: _State, mask: np.ndarray | None, layer: _OuterLayer, index: int) -> None:
+    """Mark the live entries whose value is null in ``mask`` (over the current array) as
+    null at validity layer ``index``."""
     if mask is None or not mask.any():
         return
     nulls = mask if st.pos is None else np.where(st.pos >= 0, mask[np.maximum(st.pos, 0)], False)
@@ -145,7 +150,7 @@ def _item_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> None:
         nulls &= alive
     if nulls.any():
         layer.has_null = True
-        _kill(st, nulls, len(outer) - 1, _NULL)
+        _kill(st, nulls, index, _NULL)
 
 
 def _list_layer(st: _State, arr: pa.Array, outer: list[_OuterLayer]) -> _State:
@@ -237,15 +242,7 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
         arr = arr.cast(_VIEWS[arr.type])
     leaf_layer = _OuterLayer(False, has_null=_pushed_nulls(st, outer))
     layers_outer = outer + [leaf_layer]
-    mask = _logical_nulls(arr)
-    if mask is not None and mask.any():
-        nulls = mask if st.pos is None else np.where(st.pos >= 0, mask[np.maximum(st.pos, 0)], False)
-        alive = _alive(st)
-        if alive is not None:
-            nulls &= alive
-        if nulls.any():
-            leaf_layer.has_null = True
-            _kill(st, nulls, len(layers_outer) - 1, _NULL)
+    _null_entries(st, _logical_nulls(arr), leaf_layer, len(layers_outer) - 1)
     # page layers, inner to outer
     kinds = []
     for lay in reversed(layers_outer):
