@@ -12,6 +12,7 @@ Example::
 from .api import iter_batches, read_table, write_table
 from .errors import (
     ColumnNotFoundError,
+    CommitConflictError,
     CorruptFileError,
     InvalidInputError,
     LanceError,
@@ -24,6 +25,7 @@ from .errors import (
 )
 from .reader import FileMetadata, LanceFileReader, ReaderResults
 from .writer import LanceFileWriter, WriterOptions
+from .dataset import LanceDataset, LanceFragment, dataset, write_dataset
 
 __version__ = "0.1.0"
 
@@ -46,4 +48,9 @@ __all__ = [
     "InvalidInputError",
     "SchemaMismatchError",
     "ColumnNotFoundError",
+    "CommitConflictError",
+    "LanceDataset",
+    "LanceFragment",
+    "dataset",
+    "write_dataset",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "InvalidInputError",
     "SchemaMismatchError",
     "ColumnNotFoundError",
+    "CommitConflictError",
 ]
 
 
@@ -70,3 +71,10 @@ class ColumnNotFoundError(InvalidInputError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain
         return str(self.args[0]) if self.args else ""
+
+
+class CommitConflictError(LanceError):
+    """A dataset commit that another writer's newer version makes impossible to apply.
+
+    The dataset is left at the other writer's version; nothing of the failed commit is visible.
+    """

@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from typing import Protocol, Sequence
 
@@ -177,11 +178,21 @@ class LocalFileSource(_BaseSource):
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.name = os.fspath(path)
+        self._fd = -1
+        if os.path.isdir(self.name):
+            if os.path.isdir(os.path.join(self.name, "_versions")):
+                raise LanceIOError(f"{self.name} is a Lance dataset, not a Lance file: open it with "
+                                   f"lancefile.dataset({self.name!r})")
+            raise LanceIOError(f"cannot open {self.name}: it is a directory, not a Lance file")
         try:
-            self._fd = os.open(self.name, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            self._fd = os.open(self.name, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
             raise LanceIOError(f"cannot open {self.name}: {exc.strerror}") from exc
-        self._size = os.fstat(self._fd).st_size
+        st = os.fstat(self._fd)
+        if not stat.S_ISREG(st.st_mode):
+            self.close()
+            raise LanceIOError(f"cannot read {self.name}: not a regular file")
+        self._size = st.st_size
 
     def read(self, offset: int, length: int) -> memoryview:
         check_range(self.name, self._size, offset, length)

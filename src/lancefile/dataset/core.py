@@ -1,0 +1,238 @@
+"""Reading a Lance dataset: :func:`dataset` and :class:`LanceDataset`.
+
+A dataset is a directory: ``_versions/`` holds one manifest per version, ``data/`` the Lance
+files, ``_deletions/`` the deletion vectors. A version's manifest lists its schema and
+fragments; this module reads any version, honouring deletions, columns added later (other
+data files of a fragment) and fragments whose files have different Lance file versions.
+
+Example::
+
+    >>> import pyarrow as pa, lancefile, tempfile
+    >>> uri = tempfile.mkdtemp()
+    >>> _ = lancefile.write_dataset(pa.table({"id": [1, 2, 3]}), uri)
+    >>> _ = lancefile.write_dataset(pa.table({"id": [4]}), uri, mode="append")
+    >>> ds = lancefile.dataset(uri)
+    >>> ds.version, ds.count_rows(), ds.to_table().column("id").to_pylist()
+    (2, 4, [1, 2, 3, 4])
+    >>> lancefile.dataset(uri, version=1).count_rows()
+    3
+    >>> ds.take([3, 0]).column("id").to_pylist()
+    [4, 1]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .._proto import file_pb2, table_pb2
+from ..errors import CorruptFileError, InvalidInputError, LanceIOError
+from ..format.schema import LanceSchema
+from .fragment import LanceFragment, Projection, _top_of, check_positions
+from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
+
+__all__ = ["LanceDataset", "dataset", "dataset_root"]
+
+DEFAULT_BATCH_SIZE = 1024
+
+
+def dataset_root(uri, storage_options: dict | None = None) -> str:
+    """The local directory of dataset ``uri`` (a path or ``file://`` URI)."""
+    if storage_options:
+        raise InvalidInputError("storage_options are for object stores; lancefile datasets are local paths for now")
+    path = os.fspath(uri)
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    elif "://" in path:
+        raise InvalidInputError(f"{path}: lancefile reads and writes datasets on local or mounted paths only "
+                                f"(no {path.split('://')[0]}:// support yet)")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> "LanceDataset":
+    """Open a Lance dataset at its latest version, or at ``version``.
+
+    Raises :class:`LanceIOError` when ``uri`` holds no dataset, and :class:`InvalidInputError`
+    when the version does not exist.
+    """
+    root = dataset_root(uri, storage_options)
+    return LanceDataset._open(root, version)
+
+
+class LanceDataset:
+    """One version of a Lance dataset (``lance.LanceDataset``-like; read with :func:`dataset`).
+
+    Methods read only the files the asked-for columns live in; deleted rows never appear.
+    """
+
+    def __init__(self, root: str, loaded: LoadedManifest, latest: int) -> None:
+        self._root = root
+        self._loaded = loaded
+        m = loaded.manifest
+        self._manifest = m
+        self._latest = latest
+        try:
+            self._lance_schema = LanceSchema.from_proto(
+                file_pb2.Schema(fields=m.fields, metadata=dict(m.schema_metadata)), path=loaded.path)
+        except (ValueError, TypeError) as exc:
+            raise CorruptFileError(f"{loaded.path}: the schema does not hold together: {exc}") from None
+        self.schema: pa.Schema = self._lance_schema.to_arrow()
+        self._top_of = _top_of(self._lance_schema)
+        self._fragments = [LanceFragment(self, f) for f in m.fragments]
+        ids = [f.fragment_id for f in self._fragments]
+        if len(set(ids)) != len(ids):
+            raise CorruptFileError(f"{loaded.path}: two fragments have the same id")
+
+    @classmethod
+    def _open(cls, root: str, version: int | None) -> "LanceDataset":
+        manifests = list_manifests(root)
+        if not manifests:
+            if not os.path.exists(root):
+                raise LanceIOError(f"{root}: no such dataset (the path does not exist)")
+            if not os.path.isdir(root):
+                raise LanceIOError(f"{root}: not a Lance dataset (a file, not a directory; "
+                                   "read a Lance file with lancefile.read_table)")
+            raise LanceIOError(f"{root}: not a Lance dataset (no manifests in {os.path.join(root, '_versions')})")
+        latest = manifests[-1].version
+        if version is None:
+            chosen = manifests[-1]
+        else:
+            if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
+                raise InvalidInputError(f"version must be an integer, not {version!r}")
+            chosen = next((m for m in manifests if m.version == version), None)
+            if chosen is None:
+                raise InvalidInputError(f"{root}: dataset has no version {version} "
+                                        f"(versions: {', '.join(str(m.version) for m in manifests)})")
+        loaded = read_manifest(chosen.path)
+        if loaded.manifest.version != chosen.version:
+            raise CorruptFileError(f"{chosen.path}: the manifest says version {loaded.manifest.version} but its "
+                                   f"name says {chosen.version}")
+        check_reader_flags(loaded.manifest, chosen.path)
+        return cls(root, loaded, latest)
+
+    # -- versions -----------------------------------------------------------------------------
+    @property
+    def uri(self) -> str:
+        return self._root
+
+    @property
+    def version(self) -> int:
+        """The version this object reads."""
+        return self._manifest.version
+
+    @property
+    def latest_version(self) -> int:
+        """The newest version when this object was opened."""
+        return self._latest
+
+    @property
+    def data_storage_version(self) -> str:
+        """The Lance file version of the dataset's data files (``"2.2"``, ``"2.0"``...)."""
+        fmt = self._manifest.data_format.version
+        if fmt:
+            return fmt
+        for f in self._manifest.fragments:
+            for df in f.files:
+                return f"{df.file_major_version}.{df.file_minor_version}"
+        return "2.2"
+
+    @property
+    def timestamp(self) -> _dt.datetime:
+        """When this version was committed (UTC)."""
+        return _timestamp(self._manifest)
+
+    def versions(self) -> list[dict]:
+        """Every version: ``{"version", "timestamp", "metadata"}`` dicts, oldest first."""
+        out = []
+        for m in list_manifests(self._root):
+            loaded = read_manifest(m.path)
+            out.append({"version": loaded.manifest.version, "timestamp": _timestamp(loaded.manifest),
+                        "metadata": dict(loaded.manifest.table_metadata)})
+        return out
+
+    def checkout_version(self, version: int) -> "LanceDataset":
+        """The same dataset at another version."""
+        return LanceDataset._open(self._root, version)
+
+    # -- fragments ----------------------------------------------------------------------------
+    def get_fragments(self) -> list[LanceFragment]:
+        """The fragments of this version, in scan order."""
+        return list(self._fragments)
+
+    def get_fragment(self, fragment_id: int) -> LanceFragment | None:
+        return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
+
+    def count_rows(self) -> int:
+        """Live rows of this version (deleted rows are not counted)."""
+        return sum(f.count_rows() for f in self._fragments)
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    # -- reading ------------------------------------------------------------------------------
+    def to_batches(self, columns: Sequence[str] | None = None, *,
+                   batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[pa.RecordBatch]:
+        """Stream the live rows, fragment after fragment, as batches of at most ``batch_size`` rows."""
+        batch_size = _check_batch_size(batch_size)
+        projection = Projection(self._lance_schema, self.schema, columns)
+        for frag in self._fragments:
+            yield from frag.to_batches(batch_size=batch_size, _projection=projection)
+
+    def to_table(self, columns: Sequence[str] | None = None, *, batch_size: int = 1 << 16) -> pa.Table:
+        """All live rows (or the given columns) as one Table."""
+        projection = Projection(self._lance_schema, self.schema, columns)
+        batches = []
+        for frag in self._fragments:
+            batches.extend(frag.to_batches(batch_size=_check_batch_size(batch_size), _projection=projection))
+        return pa.Table.from_batches(batches, schema=projection.schema)
+
+    def to_reader(self, columns: Sequence[str] | None = None, *,
+                  batch_size: int = DEFAULT_BATCH_SIZE) -> pa.RecordBatchReader:
+        projection = Projection(self._lance_schema, self.schema, columns)
+        return pa.RecordBatchReader.from_batches(projection.schema, self.to_batches(columns, batch_size=batch_size))
+
+    def take(self, indices, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows at ``indices``: positions among the live rows of this version, in the order given."""
+        projection = Projection(self._lance_schema, self.schema, columns)
+        live = np.array([f.count_rows() for f in self._fragments], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(live)])
+        idx = check_positions(indices, int(starts[-1]), f"{self._root} take")
+        if not len(idx):
+            return projection.schema.empty_table()
+        which = np.searchsorted(starts, idx, side="right") - 1
+        order = np.argsort(which, kind="stable")
+        pieces, placed = [], []
+        bounds = np.searchsorted(which[order], np.arange(len(self._fragments) + 1))
+        for k, frag in enumerate(self._fragments):
+            sel = order[bounds[k]:bounds[k + 1]]
+            if not len(sel):
+                continue
+            offsets = frag.live_offsets(idx[sel] - starts[k])
+            pieces.append(frag._take_physical(offsets, projection))
+            placed.append(sel)
+        table = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
+        positions = np.concatenate(placed)
+        if len(pieces) > 1 or np.any(positions != np.arange(len(positions))):
+            back = np.empty_like(positions)
+            back[positions] = np.arange(len(positions))
+            table = table.take(pa.array(back))
+        return table
+
+    def __repr__(self) -> str:
+        return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
+                f"schema={self.schema.names})")
+
+
+def _timestamp(m: table_pb2.Manifest) -> _dt.datetime:
+    ts = m.timestamp
+    return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc).replace(tzinfo=None)
+
+
+def _check_batch_size(batch_size) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
+        raise InvalidInputError(f"batch_size must be a positive integer, not {batch_size!r}")
+    return int(batch_size)

@@ -1,0 +1,323 @@
+"""Fragments: the rows of a dataset version, stored in one or more data files plus deletions.
+
+A fragment's data files each hold some of the schema's fields (columns added later live in
+files of their own) for the same ``physical_rows`` rows; ``DataFile.fields[i]`` is stored in
+the file's column ``column_indices[i]``. Deleted rows are listed by offset in a deletion file.
+A field that no data file of a fragment holds reads as nulls, as in the reference.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .._proto import table_pb2
+from ..errors import CorruptFileError, InvalidInputError, LanceIOError
+from ..format.schema import LanceField, LanceSchema
+from ..reader import LanceFileReader
+from .deletion import read_deletion_vector
+
+__all__ = ["LanceFragment", "DATA_DIR", "Projection", "check_positions"]
+
+DATA_DIR = "data"
+
+
+class Projection:
+    """Which dataset fields a read wants: ``[(top-level field, keep-tree or None)]``, resolved once."""
+
+    def __init__(self, schema: LanceSchema, arrow_schema: pa.Schema, columns) -> None:
+        from ..reader import _field_path, _keep_path
+
+        self.lance_schema = schema
+        if columns is None:
+            self.fields = [(f, None) for f in schema.fields]
+            self.schema = arrow_schema
+            return
+        if isinstance(columns, str):
+            columns = [columns]
+        order: list[LanceField] = []
+        keeps: dict[int, dict | None] = {}
+        for name in columns:
+            path = _field_path(schema, name)
+            if path[0].id not in keeps:
+                order.append(path[0])
+                keeps[path[0].id] = {}
+            _keep_path(keeps, path)
+        self.fields = [(f, keeps[f.id] or None) for f in order]
+        out = []
+        for f, keep in self.fields:
+            whole = arrow_schema.field(arrow_schema.get_field_index(f.name))
+            out.append(whole if keep is None else whole.with_type(_kept_type(f, whole.type, keep)))
+        self.schema = pa.schema(out, metadata=arrow_schema.metadata)
+
+
+def _kept_type(f: LanceField, t: pa.DataType, keep: dict | None) -> pa.DataType:
+    """The Arrow type of field ``f`` (type ``t``) cut down to a keep-tree."""
+    if keep is None:
+        return t
+    if pa.types.is_struct(t):
+        by_id = {c.id: i for i, c in enumerate(f.children)}
+        return pa.struct([t.field(by_id[cid]).with_type(_kept_type(f.children[by_id[cid]], t.field(by_id[cid]).type, sub))
+                          for cid, sub in keep.items()])
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        (cid, sub), = keep.items()
+        item = t.value_field.with_type(_kept_type(f.children[0], t.value_type, sub))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(item, t.list_size)
+        return pa.large_list(item) if pa.types.is_large_list(t) else pa.list_(item)
+    return t
+
+
+def _paths_in_file(dfield: LanceField, ffield: LanceField, keep: dict | None, prefix: str, out: list[str]) -> None:
+    """The file's dotted names for the part of dataset field ``dfield`` a keep-tree asks for."""
+    name = prefix + ffield.name
+    if keep is None:
+        out.append(name)
+        return
+    pos = {c.id: i for i, c in enumerate(dfield.children)}
+    for cid, sub in keep.items():
+        i = pos[cid]
+        if i >= len(ffield.children):
+            raise CorruptFileError(f"field {dfield.name!r} has fewer children in its data file than in the dataset")
+        _paths_in_file(dfield.children[i], ffield.children[i], sub, name + ".", out)
+
+
+def _conform(arr, t: pa.DataType):
+    """``arr`` as type ``t``: same layout, names from the dataset (after a rename), else a cast."""
+    if arr.type == t:
+        return arr
+    try:
+        return arr.view(t)
+    except (pa.ArrowException, TypeError):
+        return arr.cast(t)
+
+
+class _FileHandle:
+    """One data file of a fragment: which dataset top-level field each of its file fields holds."""
+
+    def __init__(self, path: str, reader: LanceFileReader, tops: dict[int, LanceField]) -> None:
+        self.path = path
+        self.reader = reader
+        self.tops = tops  # dataset top-level field id -> that field in the file's schema
+        self._readers: dict[tuple[str, ...], LanceFileReader] = {}
+
+    def projected(self, names: list[str]) -> LanceFileReader:
+        """A reader of the file's columns ``names`` (dotted paths), made once per projection."""
+        key = tuple(names)
+        if key == tuple(self.reader.schema.names):
+            return self.reader
+        if key not in self._readers:
+            self._readers[key] = LanceFileReader(self.reader._source, columns=names)
+        return self._readers[key]
+
+
+class LanceFragment:
+    """One fragment of a dataset version (``lance.fragment.LanceFragment``-like).
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile
+        >>> ds = lancefile.write_dataset(pa.table({"x": [1, 2, 3]}), tempfile.mkdtemp(), max_rows_per_file=2)
+        >>> [(f.fragment_id, f.count_rows()) for f in ds.get_fragments()]
+        [(0, 2), (1, 1)]
+    """
+
+    def __init__(self, dataset, pb: table_pb2.DataFragment) -> None:
+        self._dataset = dataset
+        self.metadata = pb
+        self.fragment_id: int = pb.id
+        self.physical_rows: int = pb.physical_rows
+        self._deleted: np.ndarray | None = None
+        self._files: list[_FileHandle] | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows}, files={len(self.metadata.files)})"
+
+    # -- metadata -------------------------------------------------------------------------------
+    def data_files(self) -> list[str]:
+        """Paths of the fragment's data files."""
+        return [os.path.join(self._dataset._root, DATA_DIR, f.path) for f in self.metadata.files]
+
+    @property
+    def num_deletions(self) -> int:
+        """How many of the fragment's rows are deleted."""
+        if not self.metadata.HasField("deletion_file"):
+            return 0
+        n = self.metadata.deletion_file.num_deleted_rows
+        return n if n else len(self.deleted_offsets())
+
+    def count_rows(self) -> int:
+        """Live (not deleted) rows."""
+        return self.physical_rows - self.num_deletions
+
+    def deleted_offsets(self) -> np.ndarray:
+        """Sorted offsets (uint32) of the fragment's deleted rows."""
+        if self._deleted is None:
+            if self.metadata.HasField("deletion_file"):
+                self._deleted = read_deletion_vector(self._dataset._root, self.fragment_id,
+                                                     self.metadata.deletion_file, self.physical_rows)
+            else:
+                self._deleted = np.zeros(0, np.uint32)
+        return self._deleted
+
+    # -- files ----------------------------------------------------------------------------------
+    def _handles(self) -> list[_FileHandle]:
+        if self._files is None:
+            with self._lock:
+                if self._files is None:
+                    self._files = [self._open(df) for df in self.metadata.files]
+        return self._files
+
+    def _open(self, df: table_pb2.DataFile) -> _FileHandle:
+        path = os.path.join(self._dataset._root, DATA_DIR, df.path)
+        try:
+            reader = LanceFileReader(path)
+        except LanceIOError as exc:
+            if not os.path.exists(path):
+                raise LanceIOError(f"{path}: data file of fragment {self.fragment_id} does not exist") from None
+            raise exc
+        where = f"{path} (fragment {self.fragment_id})"
+        if reader.num_rows() != self.physical_rows:
+            raise CorruptFileError(f"{where}: holds {reader.num_rows()} rows but the manifest says "
+                                   f"the fragment has {self.physical_rows}")
+        if df.file_size_bytes and reader._source.size != df.file_size_bytes:
+            raise CorruptFileError(f"{where}: is {reader._source.size} bytes but the manifest says {df.file_size_bytes}")
+        if len(df.fields) != len(df.column_indices) and len(df.column_indices):
+            raise CorruptFileError(f"{where}: the manifest lists {len(df.fields)} fields but "
+                                   f"{len(df.column_indices)} column indices")
+        tops: dict[int, LanceField] = {}
+        owners = reader.column_owners()
+        ftop = _top_of(reader._lance_schema)
+        dtop = self._dataset._top_of
+        columns = list(df.column_indices) if len(df.column_indices) else None
+        for i, fid in enumerate(df.fields):
+            if fid not in dtop:
+                continue  # a dropped field, still listed by its old file
+            if columns is None:
+                continue  # a file with no column indices holds nothing the reference would read
+            owner = owners.get(columns[i])
+            if owner is None:
+                raise CorruptFileError(f"{where}: field {fid} is said to be in column {columns[i]}, "
+                                       f"which the file does not have")
+            d, f = dtop[fid], ftop[owner.id]
+            if tops.setdefault(d.id, f) is not f:
+                raise CorruptFileError(f"{where}: the columns of field {d.name!r} belong to different file fields")
+        return _FileHandle(path, reader, tops)
+
+    # -- reading --------------------------------------------------------------------------------
+    def _plan(self, projection: Projection) -> list[tuple[_FileHandle | None, list[str]]]:
+        """Per projected top-level field: the file that holds it and the file's names to read."""
+        plan = []
+        handles = self._handles()
+        for f, keep in projection.fields:
+            holder = next((h for h in handles if f.id in h.tops), None)
+            if holder is None:
+                plan.append((None, []))
+                continue
+            names: list[str] = []
+            _paths_in_file(f, holder.tops[f.id], keep, "", names)
+            plan.append((holder, names))
+        return plan
+
+    def _read(self, projection: Projection, start: int, stop: int, batch_size: int,
+              offsets: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
+        """Batches of physical rows [start, stop) (or of ``offsets``, in their order), deleted rows kept."""
+        plan = self._plan(projection)
+        schema = projection.schema
+        by_file: dict[int, list[int]] = {}  # fields from one file are read together
+        for i, (h, _names) in enumerate(plan):
+            if h is not None:
+                by_file.setdefault(id(h), []).append(i)
+        streams = []
+        for idxs in by_file.values():
+            h = plan[idxs[0]][0]
+            reader = h.projected([n for i in idxs for n in plan[i][1]])
+            res = (reader.read_range(start, stop - start, batch_size=batch_size) if offsets is None
+                   else reader.take_rows(offsets, batch_size=batch_size))
+            streams.append((idxs, iter(res)))
+        total = (stop - start) if offsets is None else len(offsets)
+        done = 0
+        while done < total:
+            cols: list = [None] * len(plan)
+            n = min(batch_size, total - done)
+            for idxs, it in streams:
+                batch = next(it)
+                if batch.num_rows != n:
+                    raise CorruptFileError(f"fragment {self.fragment_id}: a data file gave {batch.num_rows} rows "
+                                           f"where {n} were expected")
+                for j, i in enumerate(idxs):  # one column per top-level field, in the order asked
+                    cols[i] = _conform(batch.column(j), schema.field(i).type)
+            for i, c in enumerate(cols):
+                if c is None:
+                    cols[i] = pa.nulls(n, schema.field(i).type)
+            yield pa.RecordBatch.from_arrays(cols, schema=schema)
+            done += n
+
+    def to_batches(self, columns=None, *, batch_size: int = 1024, with_deleted: bool = False,
+                   _projection: Projection | None = None) -> Iterator[pa.RecordBatch]:
+        """Stream the fragment's live rows."""
+        projection = _projection or Projection(self._dataset._lance_schema, self._dataset.schema, columns)
+        deleted = None if with_deleted else self.deleted_offsets()
+        if deleted is not None and len(deleted) == self.physical_rows:
+            return
+        pos = 0
+        for batch in self._read(projection, 0, self.physical_rows, batch_size):
+            n = batch.num_rows
+            if deleted is not None and len(deleted):
+                lo, hi = np.searchsorted(deleted, [pos, pos + n])
+                if hi > lo:
+                    keep = np.ones(n, dtype=bool)
+                    keep[deleted[lo:hi].astype(np.int64) - pos] = False
+                    batch = batch.filter(pa.array(keep))
+            pos += n
+            if batch.num_rows:
+                yield batch
+
+    def to_table(self, columns=None) -> pa.Table:
+        """The fragment's live rows as a Table."""
+        projection = Projection(self._dataset._lance_schema, self._dataset.schema, columns)
+        return pa.Table.from_batches(list(self.to_batches(batch_size=1 << 16, _projection=projection)),
+                                     schema=projection.schema)
+
+    def live_offsets(self, positions: np.ndarray) -> np.ndarray:
+        """Physical offsets of the live rows at ``positions`` (0-based among live rows)."""
+        deleted = self.deleted_offsets()
+        if not len(deleted):
+            return positions
+        # the k-th live row is at k + (number of deleted offsets <= it); solve by searching
+        # positions in (deleted - rank), which is non-decreasing
+        shifted = deleted.astype(np.int64) - np.arange(len(deleted), dtype=np.int64)
+        return positions + np.searchsorted(shifted, positions, side="right")
+
+    def _take_physical(self, offsets: np.ndarray, projection: Projection) -> pa.Table:
+        batches = list(self._read(projection, 0, 0, max(len(offsets), 1), offsets=offsets))
+        return pa.Table.from_batches(batches, schema=projection.schema)
+
+
+def _top_of(schema: LanceSchema) -> dict[int, LanceField]:
+    """field id -> its top-level ancestor."""
+    out: dict[int, LanceField] = {}
+    for top in schema.fields:
+        for g in top.walk():
+            out[g.id] = top
+    return out
+
+
+def check_positions(indices, total: int, what: str) -> np.ndarray:
+    """``indices`` as int64 in [0, total), or an :class:`InvalidInputError` naming the first bad one."""
+    if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+        indices = indices.to_numpy()
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
+        raise InvalidInputError(f"{what} indices must be a one-dimensional sequence of integers")
+    idx = idx.astype(np.int64, copy=False)
+    bad = (idx < 0) | (idx >= total)
+    if bad.any():
+        raise InvalidInputError(f"{what}: index {int(idx[np.argmax(bad)])} is out of range for {total} rows")
+    return idx
+

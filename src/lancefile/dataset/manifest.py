@@ -1,0 +1,317 @@
+"""Manifests: one file per dataset version under ``_versions/``, found, read and committed.
+
+A manifest file is a sequence of length-prefixed protobuf sections (optional index section,
+optional inline transaction, then the :class:`Manifest` itself) followed by a 16-byte trailer:
+the manifest section's offset (i64), the legacy version numbers 0 and 2 (i16 each) and the
+magic ``LANC``. Versions are named either ``{version}.manifest`` (V1) or, by default for new
+datasets, ``{2**64 - 1 - version:020d}.manifest`` (V2, newest first when sorted).
+
+Example::
+
+    >>> manifest_file_name(1, "v2"), manifest_file_name(1, "v1")
+    ('18446744073709551614.manifest', '1.manifest')
+    >>> parse_manifest_name('18446744073709551614.manifest'), parse_manifest_name('7.manifest')
+    ((1, 'v2'), (7, 'v1'))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import uuid
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from .._proto import table_pb2
+from ..errors import CorruptFileError, LanceIOError, NotALanceFileError, UnsupportedVersionError
+
+__all__ = [
+    "VERSIONS_DIR",
+    "ManifestFile",
+    "manifest_file_name",
+    "parse_manifest_name",
+    "list_manifests",
+    "read_manifest",
+    "encode_manifest",
+    "commit_manifest_file",
+    "write_hint",
+    "check_reader_flags",
+    "check_writer_flags",
+    "FLAG_DELETION_FILES",
+    "FLAG_STABLE_ROW_IDS",
+    "FLAG_TABLE_CONFIG",
+    "FLAG_MIXED_FILE_VERSIONS",
+]
+
+VERSIONS_DIR = "_versions"
+HINT_FILE = "latest_version_hint.json"
+MAGIC = b"LANC"
+TRAILER = struct.Struct("<qhh4s")
+_U64_MAX = (1 << 64) - 1
+_V2_NAME_LENGTH = 20 + len(".manifest")
+MAX_MANIFEST_BYTES = 1 << 30  # refuse to load a "manifest" larger than this
+
+FLAG_DELETION_FILES = 1
+FLAG_STABLE_ROW_IDS = 2
+FLAG_V2_FORMAT_DEPRECATED = 4
+FLAG_TABLE_CONFIG = 8
+FLAG_BASE_PATHS = 16
+FLAG_INLINE_TRANSACTION_ONLY = 32
+FLAG_MIXED_FILE_VERSIONS = 256
+_FLAG_NAMES = {1: "deletion files", 2: "stable row ids", 4: "v2 format (deprecated)", 8: "table config",
+               16: "base paths", 32: "inline transactions only", 256: "mixed data-file versions",
+               1024: "tagged fragment-reuse index", 16384: "managed blobs", 32768: "non-reusable field ids",
+               65536: "zone write seed"}
+# What lancefile understands when reading: row ids are ignored (rows are addressed by position),
+# and every data file is decoded by its own footer, so mixed file versions are fine.
+READER_FLAGS = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG \
+    | FLAG_INLINE_TRANSACTION_ONLY | FLAG_MIXED_FILE_VERSIONS
+# What lancefile can keep true when it commits a new version (no row-id sequences, no base paths).
+WRITER_FLAGS = FLAG_DELETION_FILES | FLAG_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG | FLAG_INLINE_TRANSACTION_ONLY \
+    | FLAG_MIXED_FILE_VERSIONS
+
+
+def manifest_file_name(version: int, scheme: str = "v2") -> str:
+    """The file name of ``version`` under ``_versions/`` in naming scheme ``"v1"`` or ``"v2"``."""
+    if scheme == "v2":
+        return f"{_U64_MAX - version:020d}.manifest"
+    return f"{version}.manifest"
+
+
+def parse_manifest_name(name: str) -> tuple[int, str] | None:
+    """(version, scheme) of a manifest file name, or None for names that are not manifests."""
+    if not name.endswith(".manifest"):
+        return None
+    stem = name[: -len(".manifest")]
+    if not stem.isdigit() or not stem.isascii():
+        return None
+    if len(name) == _V2_NAME_LENGTH:
+        return _U64_MAX - int(stem), "v2"
+    return int(stem), "v1"
+
+
+@dataclass(frozen=True)
+class ManifestFile:
+    """One version's manifest as found in ``_versions/``."""
+
+    version: int
+    path: str
+    scheme: str
+
+
+def list_manifests(root: str) -> list[ManifestFile]:
+    """Every version's manifest in ``root``, oldest first.
+
+    Raises :class:`CorruptFileError` when both naming schemes are present (the reference
+    refuses such a directory too) and :class:`LanceIOError` when ``_versions`` cannot be listed.
+    """
+    directory = os.path.join(root, VERSIONS_DIR)
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise LanceIOError(f"cannot list {directory}: {exc.strerror}") from exc
+    found = []
+    for name in names:
+        parsed = parse_manifest_name(name)
+        if parsed is not None:
+            found.append(ManifestFile(parsed[0], os.path.join(directory, name), parsed[1]))
+    if len({m.scheme for m in found}) > 1:
+        raise CorruptFileError(f"{directory}: holds manifests named by both the V1 and the V2 scheme")
+    found.sort(key=lambda m: m.version)
+    return found
+
+
+@dataclass
+class LoadedManifest:
+    """A decoded manifest plus the raw sections a new version may carry over."""
+
+    manifest: table_pb2.Manifest
+    path: str
+    size: int
+    index_section: bytes | None  # the index section's bytes (length prefix excluded), if any
+
+    def transaction(self, root: str) -> table_pb2.Transaction | None:
+        """The transaction that made this version: inline, else from ``_transactions/``; None if neither."""
+        m = self.manifest
+        if self._inline is not None:
+            return self._inline
+        if m.transaction_file:
+            path = os.path.join(root, "_transactions", m.transaction_file)
+            try:
+                with open(path, "rb") as f:
+                    return _decode(table_pb2.Transaction, f.read(), path, "transaction")
+            except FileNotFoundError:
+                return None
+        return None
+
+    _inline: table_pb2.Transaction | None = None
+
+
+def _decode(cls, data: bytes, path: str, what: str):
+    msg = cls()
+    try:
+        msg.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError) as exc:
+        raise CorruptFileError(f"{path}: the {what} does not parse: {exc}") from None
+    return msg
+
+
+def read_manifest(path: str) -> LoadedManifest:
+    """Read and check one manifest file.
+
+    Every offset and length is checked against the file before use; a file that is not a
+    manifest raises :class:`NotALanceFileError`, a damaged one :class:`CorruptFileError`,
+    both naming ``path``.
+    """
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_MANIFEST_BYTES:
+                raise CorruptFileError(f"{path}: {size} bytes is too large for a manifest")
+            data = f.read()
+    except FileNotFoundError:
+        raise LanceIOError(f"{path}: the manifest does not exist") from None
+    except IsADirectoryError:
+        raise CorruptFileError(f"{path}: a directory where a manifest file was expected") from None
+    except OSError as exc:
+        raise LanceIOError(f"cannot read {path}: {exc.strerror}") from exc
+    if len(data) < TRAILER.size:
+        raise NotALanceFileError(f"{path}: {len(data)} bytes is too short for a manifest")
+    offset, _major, _minor, magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)
+    if magic != MAGIC:
+        raise NotALanceFileError(f"{path}: not a Lance manifest (magic {magic!r}, expected {MAGIC!r})")
+    end = len(data) - TRAILER.size
+    manifest_bytes = _section(data, offset, end, path, "manifest")
+    manifest = _decode(table_pb2.Manifest, manifest_bytes, path, "manifest")
+    index = None
+    if manifest.HasField("index_section"):
+        index = _section(data, manifest.index_section, end, path, "index section")
+    loaded = LoadedManifest(manifest, path, len(data), index)
+    for field in ("transaction_section", "transaction_section_v21"):
+        if manifest.HasField(field):
+            raw = _section(data, getattr(manifest, field), end, path, "inline transaction")
+            loaded._inline = _decode(table_pb2.Transaction, raw, path, "inline transaction")
+            break
+    return loaded
+
+
+def _section(data: bytes, offset: int, end: int, path: str, what: str) -> bytes:
+    """The bytes of the length-prefixed section at ``offset``, checked to lie before ``end``."""
+    if not 0 <= offset <= end - 4:
+        raise CorruptFileError(f"{path}: the {what} offset {offset} is outside the file ({end} bytes before the trailer)")
+    (length,) = struct.unpack_from("<I", data, offset)
+    if offset + 4 + length > end:
+        raise CorruptFileError(
+            f"{path}: the {what} at offset {offset} claims {length} bytes, past the end of the file")
+    return data[offset + 4 : offset + 4 + length]
+
+
+def encode_manifest(manifest: table_pb2.Manifest, transaction: table_pb2.Transaction | None,
+                    index_section: bytes | None) -> bytes:
+    """The bytes of a manifest file: index section, inline transaction, manifest, trailer.
+
+    Sets ``manifest.index_section`` and ``manifest.transaction_section`` to where those land.
+    """
+    parts = []
+    pos = 0
+
+    def add(raw: bytes) -> int:
+        nonlocal pos
+        start = pos
+        parts.append(struct.pack("<I", len(raw)))
+        parts.append(raw)
+        pos += 4 + len(raw)
+        return start
+
+    manifest.ClearField("index_section")
+    manifest.ClearField("transaction_section")
+    manifest.ClearField("transaction_section_v21")
+    if index_section is not None:
+        manifest.index_section = add(index_section)
+    if transaction is not None:
+        manifest.transaction_section = add(transaction.SerializeToString())
+    start = add(manifest.SerializeToString())
+    parts.append(TRAILER.pack(start, 0, 2, MAGIC))
+    return b"".join(parts)
+
+
+def commit_manifest_file(root: str, version: int, scheme: str, data: bytes) -> bool:
+    """Make ``data`` version ``version``'s manifest, only if no other writer did first.
+
+    The bytes go to a temporary file (a name no reader takes for a manifest), are synced, then
+    hard-linked to the final name: the link either creates the name or fails, so two writers
+    can never both make the same version and no reader sees a half-written manifest.
+    Returns False when the version already exists (the caller rebases or gives up).
+    """
+    directory = os.path.join(root, VERSIONS_DIR)
+    os.makedirs(directory, exist_ok=True)
+    final = os.path.join(directory, manifest_file_name(version, scheme))
+    other = os.path.join(directory, manifest_file_name(version, "v1" if scheme == "v2" else "v2"))
+    if os.path.exists(other):
+        return False
+    tmp = os.path.join(directory, f".{uuid.uuid4().hex}.manifest-tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            return False
+    except OSError as exc:
+        raise LanceIOError(f"cannot write the manifest of version {version} in {directory}: {exc.strerror}") from exc
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return True
+
+
+def write_hint(root: str, version: int) -> None:
+    """Rewrite ``_versions/latest_version_hint.json`` (advisory; object-store readers start from it)."""
+    directory = os.path.join(root, VERSIONS_DIR)
+    tmp = os.path.join(directory, f".{uuid.uuid4().hex}.hint-tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"version": version}, separators=(",", ":")))
+        os.replace(tmp, os.path.join(directory, HINT_FILE))
+    except OSError:  # the hint is only a hint: never fail a commit that already landed
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _describe(bits: int) -> str:
+    names = []
+    bit = 1
+    while bits:
+        if bits & 1:
+            names.append(f"{bit} ({_FLAG_NAMES.get(bit, 'unknown')})")
+        bits >>= 1
+        bit <<= 1
+    return ", ".join(names)
+
+
+def check_reader_flags(manifest: table_pb2.Manifest, path: str) -> None:
+    """Refuse a version that needs a reader feature lancefile does not have."""
+    unknown = manifest.reader_feature_flags & ~READER_FLAGS
+    if unknown:
+        raise UnsupportedVersionError(
+            f"{path}: this dataset version needs reader feature flag(s) {_describe(unknown)}, "
+            "which lancefile does not support")
+
+
+def check_writer_flags(manifest: table_pb2.Manifest, path: str) -> None:
+    """Refuse to commit on top of a version whose writer features lancefile cannot keep true."""
+    unknown = manifest.writer_feature_flags & ~WRITER_FLAGS
+    if unknown:
+        raise UnsupportedVersionError(
+            f"{path}: committing to this dataset needs writer feature flag(s) {_describe(unknown)}, "
+            "which lancefile does not support")
