@@ -25,7 +25,7 @@ from .errors import (
 )
 from .reader import FileMetadata, LanceFileReader, ReaderResults
 from .writer import LanceFileWriter, WriterOptions
-from .dataset import LanceDataset, LanceFragment, dataset, write_dataset
+from .datasets import LanceDataset, LanceFragment, dataset, write_dataset
 
 __version__ = "0.1.0"
 

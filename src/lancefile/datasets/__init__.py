@@ -1,7 +1,7 @@
 """Lance datasets: versioned tables of Lance files (``lance.dataset`` / ``lance.write_dataset``).
 
-See :mod:`lancefile.dataset.core` (reading), :mod:`lancefile.dataset.write` (writing and
-committing), :mod:`lancefile.dataset.manifest` and :mod:`lancefile.dataset.deletion` (the
+See :mod:`lancefile.datasets.core` (reading), :mod:`lancefile.datasets.write` (writing and
+committing), :mod:`lancefile.datasets.manifest` and :mod:`lancefile.datasets.deletion` (the
 on-disk pieces).
 """
 
