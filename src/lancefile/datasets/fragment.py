@@ -258,15 +258,25 @@ class LanceFragment:
             yield pa.RecordBatch.from_arrays(cols, schema=schema)
             done += n
 
-    def to_batches(self, columns=None, *, batch_size: int = 1024, with_deleted: bool = False,
-                   _projection: Projection | None = None) -> Iterator[pa.RecordBatch]:
-        """Stream the fragment's live rows."""
+    def to_batches(self, columns=None, *, batch_size: int = 1024, start: int = 0, stop: int | None = None,
+                   with_deleted: bool = False, _projection: Projection | None = None) -> Iterator[pa.RecordBatch]:
+        """Stream the fragment's live rows, or those among physical rows ``[start, stop)``.
+
+        Physical row ranges are what splits of a scan are made of (a Spark task reads one);
+        deleted rows are dropped unless ``with_deleted``.
+        """
         projection = _projection or Projection(self._dataset._lance_schema, self._dataset.schema, columns)
+        stop = self.physical_rows if stop is None else stop
+        if not 0 <= start <= stop <= self.physical_rows:
+            raise InvalidInputError(f"fragment {self.fragment_id}: rows [{start}, {stop}) are outside its "
+                                    f"{self.physical_rows} rows")
         deleted = None if with_deleted else self.deleted_offsets()
-        if deleted is not None and len(deleted) == self.physical_rows:
-            return
-        pos = 0
-        for batch in self._read(projection, 0, self.physical_rows, batch_size):
+        if deleted is not None and len(deleted):
+            lo, hi = np.searchsorted(deleted, [start, stop])
+            if hi - lo == stop - start:
+                return  # every row of the range is deleted
+        pos = start
+        for batch in self._read(projection, start, stop, batch_size):
             n = batch.num_rows
             if deleted is not None and len(deleted):
                 lo, hi = np.searchsorted(deleted, [pos, pos + n])
