@@ -1,7 +1,8 @@
 """The ``lancefile`` command line.
 
 ``lancefile inspect FILE`` prints a file's version, rows, schema and, per column, its
-pages, encodings and sizes. ``lancefile pipeline`` runs the main job, a Spark pipeline
+pages, encodings and sizes; ``lancefile inspect DIR`` on a Lance dataset prints its versions,
+fragments, data files, deletions and row counts (``--version N`` for an older version). ``lancefile pipeline`` runs the main job, a Spark pipeline
 to Lance files and back (see :mod:`lancefile.spark.job`; needs ``lancefile[spark]``).
 ``lancefile demo`` runs a small job without Spark (see :mod:`lancefile.demo`).
 
@@ -9,17 +10,19 @@ Example::
 
     $ lancefile inspect data.lance
     $ lancefile inspect --json data.lance
+    $ lancefile inspect my_dataset/ --version 3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .errors import LanceError
 
-__all__ = ["main", "inspect_file"]
+__all__ = ["main", "inspect_file", "inspect_dataset"]
 
 
 def format_size(n: float) -> str:
@@ -66,6 +69,62 @@ def inspect_file(path: str) -> dict:
     }
 
 
+def inspect_dataset(path: str, version: int | None = None) -> dict:
+    """A JSON-able description of a Lance dataset version: versions, fragments, files, deletions."""
+    from .datasets import dataset
+    from .datasets.deletion import deletion_file_path
+
+    ds = dataset(path, version=version)
+    m = ds._manifest
+    fragments = []
+    for frag in ds.get_fragments():
+        pb = frag.metadata
+        deletion = None
+        if pb.HasField("deletion_file"):
+            d = pb.deletion_file
+            deletion = {"path": deletion_file_path(ds.uri, frag.fragment_id, d),
+                        "kind": "arrow" if d.file_type == d.ARROW_ARRAY else "bitmap", "rows": frag.num_deletions}
+        fragments.append({
+            "id": frag.fragment_id, "physical_rows": frag.physical_rows, "deleted_rows": frag.num_deletions,
+            "live_rows": frag.count_rows(), "deletion_file": deletion,
+            "files": [{"path": df.path, "version": f"{df.file_major_version}.{df.file_minor_version}",
+                       "bytes": df.file_size_bytes, "fields": list(df.fields), "column_indices": list(df.column_indices)}
+                      for df in pb.files],
+        })
+    return {
+        "path": ds.uri, "version": ds.version, "latest_version": ds.latest_version,
+        "timestamp": ds.timestamp.isoformat() + "Z", "data_storage_version": ds.data_storage_version,
+        "writer": f"{m.writer_version.library} {m.writer_version.version}".strip(),
+        "reader_feature_flags": m.reader_feature_flags, "writer_feature_flags": m.writer_feature_flags,
+        "rows": ds.count_rows(), "schema": str(ds.schema),
+        "versions": [{"version": v["version"], "timestamp": v["timestamp"].isoformat() + "Z"} for v in ds.versions()],
+        "fragments": fragments,
+    }
+
+
+def _print_dataset(info: dict, out) -> None:
+    print(f"dataset:   {info['path']}", file=out)
+    print(f"version:   {info['version']} of {info['latest_version']} ({info['timestamp']}, written by {info['writer']})",
+          file=out)
+    print(f"files:     Lance {info['data_storage_version']}", file=out)
+    print(f"rows:      {info['rows']} live in {len(info['fragments'])} fragment(s)", file=out)
+    print("schema:", file=out)
+    for line in info["schema"].splitlines():
+        print(f"  {line}", file=out)
+    print("versions:", file=out)
+    for v in info["versions"]:
+        print(f"  {v['version']}: {v['timestamp']}", file=out)
+    print("fragments:", file=out)
+    for f in info["fragments"]:
+        print(f"  fragment {f['id']}: {f['live_rows']} live of {f['physical_rows']} rows", file=out)
+        for df in f["files"]:
+            print(f"      data/{df['path']}  Lance {df['version']}, {format_size(df['bytes'])}, fields {df['fields']}",
+                  file=out)
+        if f["deletion_file"]:
+            d = f["deletion_file"]
+            print(f"      {os.path.relpath(d['path'], info['path'])}  {d['rows']} deleted ({d['kind']})", file=out)
+
+
 def _print_inspect(info: dict, out) -> None:
     print(f"file:      {info['path']}", file=out)
     print(f"version:   {info['version']} (footer {info['footer_version']})", file=out)
@@ -85,8 +144,10 @@ def _print_inspect(info: dict, out) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lancefile", description="Lance v2 file tools")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_inspect = sub.add_parser("inspect", help="show a file's version, schema, pages and encodings")
-    p_inspect.add_argument("file")
+    p_inspect = sub.add_parser("inspect", help="show a file's version, schema, pages and encodings, "
+                                               "or a dataset's versions, fragments and files")
+    p_inspect.add_argument("file", help="a Lance file, or a Lance dataset directory")
+    p_inspect.add_argument("--version", type=int, default=None, help="dataset version to show (default: latest)")
     p_inspect.add_argument("--json", action="store_true", help="print JSON instead of text")
     p_demo = sub.add_parser("demo", help="write a sample table, read it back, and report")
     p_demo.add_argument("--out", default=None, help="directory for the sample file (default: a temp dir)")
@@ -102,12 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         return run_from_args(args)
     try:
         if args.command == "inspect":
-            info = inspect_file(args.file)
+            is_dataset = os.path.isdir(os.path.join(args.file, "_versions"))
+            info = inspect_dataset(args.file, args.version) if is_dataset else inspect_file(args.file)
             if args.json:
                 json.dump(info, sys.stdout, indent=2)
                 print()
             else:
-                _print_inspect(info, sys.stdout)
+                (_print_dataset if is_dataset else _print_inspect)(info, sys.stdout)
         elif args.command == "demo":
             from .demo import run_demo
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -38,6 +40,9 @@ from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_m
 __all__ = ["LanceDataset", "dataset", "dataset_root"]
 
 DEFAULT_BATCH_SIZE = 1024
+FRAGMENT_THREADS = max(1, min(4, os.cpu_count() or 1))  # fragments read at once by to_table and take
+_FRAGMENT_POOL: ThreadPoolExecutor | None = None  # separate from the file readers' pool, which these threads use
+_POOL_LOCK = threading.Lock()
 
 
 def dataset_root(uri, storage_options: dict | None = None) -> str:
@@ -185,10 +190,10 @@ class LanceDataset:
     def to_table(self, columns: Sequence[str] | None = None, *, batch_size: int = 1 << 16) -> pa.Table:
         """All live rows (or the given columns) as one Table."""
         projection = Projection(self._lance_schema, self.schema, columns)
-        batches = []
-        for frag in self._fragments:
-            batches.extend(frag.to_batches(batch_size=_check_batch_size(batch_size), _projection=projection))
-        return pa.Table.from_batches(batches, schema=projection.schema)
+        batch_size = _check_batch_size(batch_size)
+        parts = _map_fragments(lambda frag: list(frag.to_batches(batch_size=batch_size, _projection=projection)),
+                               self._fragments)
+        return pa.Table.from_batches([b for part in parts for b in part], schema=projection.schema)
 
     def to_reader(self, columns: Sequence[str] | None = None, *,
                   batch_size: int = DEFAULT_BATCH_SIZE) -> pa.RecordBatchReader:
@@ -205,15 +210,16 @@ class LanceDataset:
             return projection.schema.empty_table()
         which = np.searchsorted(starts, idx, side="right") - 1
         order = np.argsort(which, kind="stable")
-        pieces, placed = [], []
         bounds = np.searchsorted(which[order], np.arange(len(self._fragments) + 1))
-        for k, frag in enumerate(self._fragments):
-            sel = order[bounds[k]:bounds[k + 1]]
-            if not len(sel):
-                continue
-            offsets = frag.live_offsets(idx[sel] - starts[k])
-            pieces.append(frag._take_physical(offsets, projection))
-            placed.append(sel)
+        work = [(k, order[bounds[k]:bounds[k + 1]]) for k in range(len(self._fragments)) if bounds[k + 1] > bounds[k]]
+
+        def take_from(item):
+            k, sel = item
+            frag = self._fragments[k]
+            return frag._take_physical(frag.live_offsets(idx[sel] - starts[k]), projection)
+
+        pieces = _map_fragments(take_from, work)
+        placed = [sel for _, sel in work]
         table = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
         positions = np.concatenate(placed)
         if len(pieces) > 1 or np.any(positions != np.arange(len(positions))):
@@ -225,6 +231,31 @@ class LanceDataset:
     def __repr__(self) -> str:
         return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")
+
+
+def _map_fragments(fn, items: list) -> list:
+    """``[fn(x) for x in items]``, on :data:`FRAGMENT_THREADS` threads when there are several.
+
+    Fragments are independent files: reading two at once overlaps their I/O and decoding
+    (which release the GIL), as the reference scans fragments in parallel. Results keep
+    the order of ``items``.
+    """
+    if len(items) < 2 or FRAGMENT_THREADS < 2:
+        return [fn(x) for x in items]
+    global _FRAGMENT_POOL
+    with _POOL_LOCK:
+        if _FRAGMENT_POOL is None:
+            _FRAGMENT_POOL = ThreadPoolExecutor(FRAGMENT_THREADS, thread_name_prefix="lancefile-fragment")
+    return list(_FRAGMENT_POOL.map(fn, items))
+
+
+def _forget_pool() -> None:
+    global _FRAGMENT_POOL, _POOL_LOCK
+    _FRAGMENT_POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _timestamp(m: table_pb2.Manifest) -> _dt.datetime:
