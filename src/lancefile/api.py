@@ -24,16 +24,24 @@ from .writer import LanceFileWriter
 __all__ = ["read_table", "write_table", "iter_batches"]
 
 
-def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int = 64 * 1024) -> pa.Table:
-    """Read a whole Lance file (or the given columns) into a Table."""
+def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int = 64 * 1024,
+               filters=None) -> pa.Table:
+    """Read a whole Lance file (or the given columns) into a Table.
+
+    ``filters``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF form
+    (``[("a", ">", 5), ("b", "in", {"x", "y"})]``, a list of such lists for OR); only
+    matching rows are returned, in file order, and zones the file's statistics rule out are
+    never read.
+    """
     with LanceFileReader(source, columns=columns) as reader:
-        return reader.read_all(batch_size=batch_size).to_table()
+        return reader.read_all(batch_size=batch_size, filter=filters).to_table()
 
 
-def iter_batches(source, batch_size: int = DEFAULT_BATCH_SIZE, columns: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """Stream a Lance file as record batches of ``batch_size`` rows."""
+def iter_batches(source, batch_size: int = DEFAULT_BATCH_SIZE, columns: Sequence[str] | None = None, *,
+                 filters=None) -> Iterator[pa.RecordBatch]:
+    """Stream a Lance file as record batches of at most ``batch_size`` rows (see :func:`read_table` for ``filters``)."""
     with LanceFileReader(source, columns=columns) as reader:
-        yield from reader.read_all(batch_size=batch_size)
+        yield from reader.read_all(batch_size=batch_size, filter=filters)
 
 
 def write_table(table, where, **options) -> None:

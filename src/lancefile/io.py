@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from .errors import CorruptFileError, LanceIOError
 
-__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "open_source",
+__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource", "open_source",
            "read_into", "read_spans", "new_buffer"]
 
 # Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
@@ -234,6 +234,28 @@ class LocalFileSource(_BaseSource):
             self.close()
         except Exception:
             pass
+
+
+class SliceSource(_BaseSource):
+    """Bytes ``[offset, offset + size)`` of another source, read as a source of their own.
+
+    Used for a Lance file embedded in a global buffer of another (lancefile's statistics):
+    reads of the inner file become reads of just those ranges of the outer one.
+    """
+
+    def __init__(self, inner: ByteSource, offset: int, size: int, name: str | None = None) -> None:
+        check_range(inner.name, inner.size, offset, size, "embedded file")
+        self.inner, self.offset, self._size = inner, offset, size
+        self.name = name or f"{inner.name}[{offset}:{offset + size}]"
+        self.thread_safe = bool(getattr(inner, "thread_safe", False))
+
+    def read(self, offset: int, length: int) -> memoryview:
+        check_range(self.name, self._size, offset, length)
+        return self.inner.read(self.offset + offset, length)
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        check_range(self.name, self._size, offset, len(out))
+        read_into(self.inner, self.offset + offset, out)
 
 
 class InMemorySource(_BaseSource):

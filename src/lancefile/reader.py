@@ -36,6 +36,8 @@ from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
+from .predicate import ZoneStats, check_filter, to_expression, zones_may_match
+from .statistics import FileStatistics
 
 DEFAULT_BATCH_SIZE = 1024
 # Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
@@ -130,6 +132,7 @@ class LanceFileReader:
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
         self._layout.num_rows = self._num_rows
         self._codec = codec_for(self._layout.version)
+        self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._columns = self._codec.assign_columns(self._lance_schema)
         if len(self._columns) > self._layout.num_columns:
             raise CorruptFileError(
@@ -355,8 +358,107 @@ class LanceFileReader:
             raise InvalidInputError(f"batch_size must be a positive integer, not {batch_size!r}")
         return int(batch_size)
 
-    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
-        """Read every row (of the projected columns)."""
+    # -- statistics and filters -------------------------------------------------------
+    def _file_statistics(self) -> FileStatistics:
+        if self._stats is None:
+            self._stats = FileStatistics(self)
+        return self._stats
+
+    def statistics(self, columns: Sequence[str] | None = None) -> dict[str, pa.Table]:
+        """Per-zone statistics written by lancefile: ``{column: table}``, one row per zone.
+
+        Each table has ``row_offset``, ``num_rows``, ``null_count``, ``min``, ``max`` (and
+        ``nan_count`` for floats). Columns are dotted paths (``"st.a"``); ``columns`` limits
+        which are read. Files without statistics (the reference's) give ``{}``.
+        """
+        stats = self._file_statistics()
+        if not stats.available:
+            return {}
+        wanted = None if columns is None else {columns} if isinstance(columns, str) else set(columns)
+        out = {}
+        for fid, path in stats.fields.items():
+            if wanted is not None and path not in wanted:
+                continue
+            col = stats.column(fid)
+            if col is None:
+                continue
+            names = [col.type.field(i).name for i in range(col.type.num_fields)]
+            parts = {"row_offset": pa.array(stats.row_offset.astype(np.uint64)),
+                     "num_rows": pa.array(stats.num_rows.astype(np.uint64))}
+            for name in ("null_count", "nan_count", "min_value", "max_value"):
+                if name in names:
+                    parts[name.replace("_value", "")] = col.field(name)
+            out[path] = pa.table(parts)
+        if wanted is not None and wanted - set(out):
+            missing = sorted(wanted - set(out))
+            raise ColumnNotFoundError(f"{self.path}: no statistics for column(s) {missing} "
+                                      f"(columns with statistics: {sorted(stats.fields.values())})")
+        return out
+
+    def _zone_stats(self, path: tuple[str, ...]) -> ZoneStats | None:
+        stats = self._file_statistics()
+        try:
+            fid = _field_path(self._lance_schema, ".".join(path))[-1].id
+        except LanceError:
+            return None
+        col = stats.column(fid)
+        if col is None:
+            return None
+        names = {col.type.field(i).name for i in range(col.type.num_fields)}
+        nans = (col.field("nan_count").to_numpy(zero_copy_only=False).astype(np.int64) if "nan_count" in names
+                else np.zeros(len(col), np.int64))
+        return ZoneStats(stats.num_rows, col.field("null_count").to_numpy(zero_copy_only=False).astype(np.int64),
+                         nans, col.field("min_value"), col.field("max_value"))
+
+    def matching_ranges(self, filter, start: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
+        """Row ranges within [start, stop) whose statistics say they may hold rows matching ``filter``.
+
+        Without statistics this is the whole range. Rows outside the ranges cannot match.
+        """
+        expr = to_expression(filter)
+        stop = self._num_rows if stop is None else stop
+        stats = self._file_statistics()
+        if expr is None or not stats.available or start >= stop:
+            return [(start, stop)] if start < stop else []
+        may = zones_may_match(expr, len(stats.num_rows), self._zone_stats)
+        lo = np.maximum(stats.row_offset, start)
+        hi = np.minimum(stats.row_offset + stats.num_rows, stop)
+        keep = may & (hi > lo)
+        ranges: list[tuple[int, int]] = []
+        for a, b in zip(lo[keep].tolist(), hi[keep].tolist()):
+            if ranges and ranges[-1][1] == a:
+                ranges[-1] = (ranges[-1][0], b)
+            else:
+                ranges.append((a, b))
+        return ranges
+
+    def _filtered_batches(self, expr, start: int, stop: int, batch_size: int):
+        fields = check_filter(expr, self._full_schema, self.path)
+        needed = [f.name for f in self._lance_schema.fields] if fields is None else sorted({p[0] for p in fields})
+        whole = {f.name for f, keep in self._projection if keep is None}
+        ranges = self.matching_ranges(expr, start, stop)
+        if all(n in whole for n in needed):
+            for a, b in ranges:
+                for batch in self._range_batches(a, b, batch_size):
+                    batch = batch.filter(expr)
+                    if batch.num_rows:
+                        yield batch
+            return
+        probe = LanceFileReader(self._source, columns=needed)
+        for a, b in ranges:
+            for batch, fb in zip(self._range_batches(a, b, batch_size), probe._range_batches(a, b, batch_size)):
+                rows = fb.append_column(_ROW_COLUMN, pa.array(np.arange(fb.num_rows, dtype=np.int64)))
+                picked = rows.filter(expr).column(_ROW_COLUMN)
+                if len(picked):
+                    yield batch.take(picked)
+
+    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, filter=None) -> ReaderResults:
+        """Read every row (of the projected columns), or those matching ``filter``.
+
+        ``filter``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF list of
+        ``(column, op, value)`` tuples; it may name columns that are not projected. Zones
+        whose statistics rule the filter out are not read; the rows read are filtered exactly.
+        """
         bs = self._check_batch_size(batch_size)
         return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema)
 
@@ -391,6 +493,10 @@ class LanceFileReader:
             # fetched once; passed pages are evicted by the readers, as in a scan).
             group = bs
             if len(idx) > bs:
+        expr = to_expression(filter)
+        if expr is not None:
+            check_filter(expr, self._full_schema, self.path)
+            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema)
                 row_bytes, _, target = self._chunk_plan()
                 group = self._chunk_rows(bs, row_bytes, target)
             cache: dict = {}
@@ -457,6 +563,9 @@ def _keep_path(holder: dict, path: list[LanceField]) -> None:
 
 def _whole(f: LanceField, node: dict) -> dict | None:
     """Keep all of ``f``, after the children already asked for (in their order)."""
+_ROW_COLUMN = "__lancefile_row"
+
+
     if not node or not f.children:
         return None
     by_id = {c.id: c for c in f.children}

@@ -44,6 +44,7 @@ from .format.container import (
 )
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
+from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
 __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAULT_DATA_CACHE_BYTES", "PAGE_ALIGNMENT"]
 
@@ -204,11 +205,22 @@ class LanceFileWriter:
         :class:`~lancefile.UnsupportedVersionError`.
     max_page_bytes, data_cache_bytes, alignment:
         See :class:`WriterOptions`.
+    statistics:
+        Write per-zone column statistics (null count, min, max, NaN count) that readers use
+        to skip data (:mod:`lancefile.statistics`); on by default, ignored by the reference.
+    statistics_zone_rows, statistics_max_bound_bytes:
+        Rows per statistics zone (8192) and the longest string/binary bound kept (64 bytes).
     """
 
     def __init__(self, path, schema: pa.Schema | None = None, *, version: str | None = None,
                  max_page_bytes: int | None = None, data_cache_bytes: int | None = None,
-                 alignment: int = PAGE_ALIGNMENT) -> None:
+                 alignment: int = PAGE_ALIGNMENT, statistics: bool = True,
+                 statistics_zone_rows: int = DEFAULT_ZONE_ROWS,
+                 statistics_max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES) -> None:
+        if not isinstance(statistics, bool):
+            raise InvalidInputError(f"statistics must be True or False, not {statistics!r}")
+        self._stats_options = (statistics_zone_rows, statistics_max_bound_bytes) if statistics else None
+        self._stats: StatisticsCollector | None = None
         self.version = resolve_version(version, for_write=True)
         self._codec = codec_for(self.version)
         self.options = WriterOptions(
@@ -239,6 +251,8 @@ class LanceFileWriter:
     # -- set-up -------------------------------------------------------------------------
     def _start(self, schema: pa.Schema) -> None:
         lance_schema = LanceSchema.from_arrow(schema)
+        if self._stats_options is not None:
+            self._stats = StatisticsCollector(schema, lance_schema, *self._stats_options)
         self._columns = self._codec.assign_columns(lance_schema)
         self._encoders = [self._codec.build_encoder(f, self._columns, self.options.max_page_bytes)
                           for f in lance_schema.fields]
@@ -323,6 +337,8 @@ class LanceFileWriter:
             arr = pa.concat_arrays(parts)
         self._pending[i] = []
         self._pending_bytes[i] = 0
+        if self._stats is not None:
+            self._stats.add_column(i, arr)
         self._encoders[i].encode(arr, self._sink)
 
     def add_global_buffer(self, data: bytes) -> int:
@@ -369,6 +385,9 @@ class LanceFileWriter:
             enc.finish(sink)
         metadata = dict(self._lance_schema.metadata)
         metadata.update({k: v.encode() for k, v in self._extra_metadata.items()})
+        if self._stats is not None and self._stats.fields and self._num_rows:
+            # a global buffer of its own, found by its magic: the schema is left as the user gave it
+            self._global_refs.append(sink.write_buffer(self._stats.to_bytes(os.path.dirname(self._tmp), self._num_rows)))
         self._lance_schema.metadata = metadata
         sink.write_tail(descriptor_bytes(self._lance_schema, self._num_rows), self._global_refs,
                         self._column_encodings(), self.version.footer)

@@ -34,7 +34,8 @@ import pyarrow as pa
 from .._proto import file_pb2, table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError
 from ..format.schema import LanceSchema
-from .fragment import LanceFragment, Projection, _top_of, check_positions
+from ..predicate import check_filter, to_expression
+from .fragment import LanceFragment, Projection, _top_of, check_positions, record_batch
 from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
 
 __all__ = ["LanceDataset", "dataset", "dataset_root"]
@@ -171,34 +172,73 @@ class LanceDataset:
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
-    def count_rows(self) -> int:
-        """Live rows of this version (deleted rows are not counted)."""
-        return sum(f.count_rows() for f in self._fragments)
+    def count_rows(self, filter=None) -> int:
+        """Live rows of this version (deleted rows are not counted), or those matching ``filter``."""
+        if filter is None:
+            return sum(f.count_rows() for f in self._fragments)
+        return sum(b.num_rows for b in self.to_batches(columns=[], batch_size=1 << 16, filter=filter))
 
     def __len__(self) -> int:
         return self.count_rows()
 
     # -- reading ------------------------------------------------------------------------------
-    def to_batches(self, columns: Sequence[str] | None = None, *,
-                   batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[pa.RecordBatch]:
-        """Stream the live rows, fragment after fragment, as batches of at most ``batch_size`` rows."""
-        batch_size = _check_batch_size(batch_size)
+    def _scan(self, columns, filter) -> tuple[Projection, Projection, object]:
+        """(output projection, projection read, filter expression or None)."""
         projection = Projection(self._lance_schema, self.schema, columns)
+        expr = to_expression(filter)
+        if expr is None:
+            return projection, projection, None
+        fields = check_filter(expr, self.schema, self._root)
+        needed = self.schema.names if fields is None else sorted({p[0] for p in fields})
+        have = {f.name for f, keep in projection.fields if keep is None}
+        extra = [n for n in needed if n not in have]
+        if not extra:
+            return projection, projection, expr
+        names = list(columns if columns is not None else self.schema.names)
+        if isinstance(columns, str):
+            names = [columns]
+        return projection, Projection(self._lance_schema, self.schema, names + extra), expr
+
+    def _fragment_batches(self, frag: LanceFragment, scan, batch_size: int) -> Iterator[pa.RecordBatch]:
+        out, read, expr = scan
+        if expr is None:
+            yield from frag.to_batches(batch_size=batch_size, _projection=out)
+            return
+        width = len(out.fields)
+        for a, b in frag.matching_ranges(expr):
+            for batch in frag.to_batches(batch_size=batch_size, start=a, stop=b, _projection=read):
+                batch = batch.filter(expr)
+                if read is not out:
+                    batch = record_batch(batch.columns[:width], out.schema, batch.num_rows)
+                if batch.num_rows:
+                    yield batch
+
+    def to_batches(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                   filter=None) -> Iterator[pa.RecordBatch]:
+        """Stream the live rows, fragment after fragment, as batches of at most ``batch_size`` rows.
+
+        ``filter`` (a ``pyarrow.compute.Expression`` or a DNF list, as in
+        :func:`lancefile.read_table`) keeps the matching rows only; zones whose statistics
+        rule it out are not read.
+        """
+        batch_size = _check_batch_size(batch_size)
+        scan = self._scan(columns, filter)
         for frag in self._fragments:
-            yield from frag.to_batches(batch_size=batch_size, _projection=projection)
+            yield from self._fragment_batches(frag, scan, batch_size)
 
-    def to_table(self, columns: Sequence[str] | None = None, *, batch_size: int = 1 << 16) -> pa.Table:
-        """All live rows (or the given columns) as one Table."""
-        projection = Projection(self._lance_schema, self.schema, columns)
+    def to_table(self, columns: Sequence[str] | None = None, *, batch_size: int = 1 << 16,
+                 filter=None) -> pa.Table:
+        """All live rows (or the given columns, or the rows matching ``filter``) as one Table."""
         batch_size = _check_batch_size(batch_size)
-        parts = _map_fragments(lambda frag: list(frag.to_batches(batch_size=batch_size, _projection=projection)),
-                               self._fragments)
-        return pa.Table.from_batches([b for part in parts for b in part], schema=projection.schema)
+        scan = self._scan(columns, filter)
+        parts = _map_fragments(lambda frag: list(self._fragment_batches(frag, scan, batch_size)), self._fragments)
+        return pa.Table.from_batches([b for part in parts for b in part], schema=scan[0].schema)
 
-    def to_reader(self, columns: Sequence[str] | None = None, *,
-                  batch_size: int = DEFAULT_BATCH_SIZE) -> pa.RecordBatchReader:
-        projection = Projection(self._lance_schema, self.schema, columns)
-        return pa.RecordBatchReader.from_batches(projection.schema, self.to_batches(columns, batch_size=batch_size))
+    def to_reader(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                  filter=None) -> pa.RecordBatchReader:
+        scan = self._scan(columns, filter)
+        return pa.RecordBatchReader.from_batches(
+            scan[0].schema, self.to_batches(columns, batch_size=batch_size, filter=filter))
 
     def take(self, indices, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows at ``indices``: positions among the live rows of this version, in the order given."""

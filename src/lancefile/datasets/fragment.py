@@ -21,7 +21,7 @@ from ..format.schema import LanceField, LanceSchema
 from ..reader import LanceFileReader
 from .deletion import read_deletion_vector
 
-__all__ = ["LanceFragment", "DATA_DIR", "Projection", "check_positions"]
+__all__ = ["LanceFragment", "DATA_DIR", "Projection", "check_positions", "record_batch"]
 
 DATA_DIR = "data"
 
@@ -255,7 +255,7 @@ class LanceFragment:
             for i, c in enumerate(cols):
                 if c is None:
                     cols[i] = pa.nulls(n, schema.field(i).type)
-            yield pa.RecordBatch.from_arrays(cols, schema=schema)
+            yield record_batch(cols, schema, n)
             done += n
 
     def to_batches(self, columns=None, *, batch_size: int = 1024, start: int = 0, stop: int | None = None,
@@ -294,6 +294,23 @@ class LanceFragment:
         return pa.Table.from_batches(list(self.to_batches(batch_size=1 << 16, _projection=projection)),
                                      schema=projection.schema)
 
+    def matching_ranges(self, expr) -> list[tuple[int, int]]:
+        """Physical row ranges that may hold rows matching ``expr``, from the data file's statistics.
+
+        Only a fragment stored in one data file whose fields keep the dataset's names is
+        pruned; any other gets its whole range (the filter is applied to the rows anyway).
+        """
+        whole = [(0, self.physical_rows)] if self.physical_rows else []
+        handles = self._handles()
+        if len(handles) != 1:
+            return whole
+        h = handles[0]
+        if any(self._dataset._lance_schema.fields[i].name != f.name
+               for i, f in enumerate(self._dataset._lance_schema.fields) if f.id in h.tops
+               for f in [h.tops[f.id]]):
+            return whole
+        return h.reader.matching_ranges(expr)
+
     def live_offsets(self, positions: np.ndarray) -> np.ndarray:
         """Physical offsets of the live rows at ``positions`` (0-based among live rows)."""
         deleted = self.deleted_offsets()
@@ -307,6 +324,14 @@ class LanceFragment:
     def _take_physical(self, offsets: np.ndarray, projection: Projection) -> pa.Table:
         batches = list(self._read(projection, 0, 0, max(len(offsets), 1), offsets=offsets))
         return pa.Table.from_batches(batches, schema=projection.schema)
+
+
+def record_batch(columns: list, schema: pa.Schema, num_rows: int) -> pa.RecordBatch:
+    """A batch of ``columns``; with no columns it still has ``num_rows`` rows."""
+    if columns:
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+    empty = pa.Array.from_buffers(pa.struct([]), num_rows, [None], children=[])
+    return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(schema.metadata)
 
 
 def _top_of(schema: LanceSchema) -> dict[int, LanceField]:

@@ -334,7 +334,19 @@ def _extension_keys(dt: pa.BaseExtensionType) -> dict[str, bytes]:
 def _decode_c_metadata(address: int | None) -> dict[str, bytes]:
     """Decode C data interface metadata: int32 count, then (int32 length, bytes) key/value pairs."""
     if not address:
-        return {}
+        return []
+    return {key.decode("utf-8", "replace"): value for key, value in c_metadata_pairs(address)}
+
+
+def schema_metadata_pairs(schema: pa.Schema) -> list[tuple[bytes, bytes]]:
+    """A schema's metadata as exported, in order and with repeated keys kept (``.metadata`` keeps neither)."""
+    capsule = schema.__arrow_c_schema__()
+    exported = _ArrowSchema.from_address(_capsule_pointer(capsule, b"arrow_schema"))
+    return c_metadata_pairs(exported.metadata)
+
+
+def c_metadata_pairs(address: int | None) -> list[tuple[bytes, bytes]]:
+    """The key/value pairs of C data interface metadata, in order."""
 
     def take(n: int) -> bytes:
         nonlocal address
@@ -346,8 +358,7 @@ def _decode_c_metadata(address: int | None) -> dict[str, bytes]:
         return take(struct.unpack("=i", take(4))[0])
 
     (count,) = struct.unpack("=i", take(4))
-    pairs = [(take_sized(), take_sized()) for _ in range(count)]
-    return {key.decode("utf-8", "replace"): value for key, value in pairs}
+    return [(take_sized(), take_sized()) for _ in range(count)]
 
 
 # --------------------------------------------------------------------------------------------

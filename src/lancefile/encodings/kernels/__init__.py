@@ -19,6 +19,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``bitmap``: LSB-first bitmaps.
 * ``fullzip``: splitting full-zip pages into control words and values, and zipping them.
 * ``gather``: many byte ranges copied into one array, and back out (``scatter``).
+* ``minmax``: smallest and largest byte string of runs of rows (column statistics).
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
@@ -40,7 +41,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bitpacking, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, rle
+from . import _common, bitmap, bitpacked, bitpacking, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, minmax, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -87,6 +88,7 @@ from .fsst import (
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import scatter as scatter_bytes
+from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import expand_list, leaf_levels, list_layer, rep_index_chunks, row_spans
 from .miniblock import miniblock_chunk_words, miniblock_headers, miniblock_plain_take, miniblock_plain_values
 from .rle import (
@@ -110,7 +112,7 @@ __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
 __all__ += levels.__all__
-__all__ += ["gather_bytes", "scatter_bytes"]
+__all__ += ["gather_bytes", "scatter_bytes", "binary_minmax_rows"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__

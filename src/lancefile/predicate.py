@@ -1,0 +1,304 @@
+"""Row filters: a ``pyarrow.compute.Expression`` (or pyarrow.parquet's DNF list), the columns
+it reads, and which zones of a file it may match given their statistics.
+
+An expression is taken apart through Arrow's own serialization of expressions (what pickling
+an Expression produces: an Arrow IPC file whose schema metadata lists the tree in prefix
+order and whose columns hold the literals), so literals keep their exact Arrow types. Zone
+pruning is conservative: a construct it does not know keeps every zone, and the expression
+itself is always evaluated on the rows read, so pruning can skip work but never change a
+result.
+
+Example::
+
+    >>> import pyarrow.compute as pc
+    >>> tree = parse(to_expression([("a", ">", 5), ("b", "in", ["x", "y"])]))
+    >>> tree.name, [arg.name for arg in tree.args]
+    ('and_kleene', ['greater', 'is_in'])
+    >>> sorted(referenced_fields(pc.field("a") < 3))
+    [('a',)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+
+from .errors import ColumnNotFoundError, InvalidInputError
+
+__all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match"]
+
+_COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_FLIP = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_equal": "greater_equal",
+         "greater": "less", "greater_equal": "less_equal"}
+
+
+def to_expression(filters) -> pc.Expression | None:
+    """A filter as an Expression: Expressions pass through, DNF lists are converted as pyarrow.parquet does."""
+    if filters is None:
+        return None
+    if isinstance(filters, pc.Expression):
+        return filters
+    if isinstance(filters, (list, tuple)):
+        from pyarrow.parquet import filters_to_expression
+
+        try:
+            return filters_to_expression(list(filters))
+        except (ValueError, TypeError, NotImplementedError, pa.ArrowException) as exc:
+            raise InvalidInputError(f"bad filter {filters!r}: {exc}") from None
+    raise InvalidInputError(f"a filter is a pyarrow.compute.Expression or a list of (column, op, value) tuples, "
+                            f"not {type(filters).__name__}")
+
+
+@dataclass
+class Node:
+    """One node of an expression: a call (``name``, ``args``, ``options``), a field (``path``) or a literal."""
+
+    kind: str  # "call", "field" or "literal"
+    name: str = ""
+    args: list["Node"] = field(default_factory=list)
+    options: pa.Scalar | None = None
+    path: tuple[str, ...] = ()
+    value: pa.Scalar | None = None
+
+
+def parse(expr: pc.Expression) -> Node | None:
+    """The tree of ``expr``, or None when its serialization is not understood."""
+    from .format.schema import schema_metadata_pairs
+
+    try:
+        reduced = expr.__reduce__()
+        table = ipc.open_file(reduced[1][0]).read_all()
+        tokens = schema_metadata_pairs(table.schema)
+    except Exception:  # any change in Arrow's private format: no pruning, still correct
+        return None
+    pos = 0
+
+    def column(index: bytes) -> pa.Scalar:
+        return table.column(int(index))[0]
+
+    def node() -> Node:
+        nonlocal pos
+        key, value = tokens[pos]
+        pos += 1
+        if key == b"literal":
+            return Node("literal", value=column(value))
+        if key == b"field_ref":
+            return Node("field", path=(value.decode(),))
+        if key == b"nested_field_ref":
+            count = int(value)
+            names = []
+            for _ in range(count):
+                k, v = tokens[pos]
+                pos += 1
+                if k != b"field_ref":
+                    raise ValueError("unexpected token in a nested field reference")
+                names.append(v.decode())
+            return Node("field", path=tuple(names))
+        if key == b"call":
+            out = Node("call", name=value.decode())
+            while tokens[pos][0] not in (b"end", b"options"):
+                out.args.append(node())
+            if tokens[pos][0] == b"options":
+                out.options = column(tokens[pos][1])
+                pos += 1
+            if tokens[pos] != (b"end", value):
+                raise ValueError("unbalanced call")
+            pos += 1
+            return out
+        raise ValueError(f"unknown token {key!r}")
+
+    try:
+        tree = node()
+        if pos != len(tokens):
+            return None
+        return tree
+    except (ValueError, IndexError, KeyError, UnicodeDecodeError):
+        return None
+
+
+def referenced_fields(expr: pc.Expression) -> set[tuple[str, ...]] | None:
+    """Every field path ``expr`` reads; None when the expression could not be taken apart."""
+    tree = parse(expr)
+    if tree is None:
+        return None
+    out: set[tuple[str, ...]] = set()
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if n.kind == "field":
+            out.add(n.path)
+        stack.extend(n.args)
+    return out
+
+
+def check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> set[tuple[str, ...]] | None:
+    """Refuse a filter on a missing column, of the wrong types, or not boolean, naming it; returns its fields."""
+    fields = referenced_fields(expr)
+    for path in fields or ():
+        t: pa.DataType | None = None
+        level = schema
+        for i, name in enumerate(path):
+            idx = level.get_field_index(name) if isinstance(level, pa.Schema) else (
+                level.get_field_index(name) if pa.types.is_struct(level) else -1)
+            if idx < 0:
+                raise ColumnNotFoundError(f"{where}: the filter {expr} names column {'.'.join(path)!r}, "
+                                          f"which is not in the data ({', '.join(schema.names)})")
+            t = level.field(idx).type
+            level = t
+    try:
+        probe = schema.empty_table().filter(expr)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{where}: cannot apply the filter {expr}: {exc}") from None
+    del probe
+    return fields
+
+
+@dataclass
+class ZoneStats:
+    """Per-zone statistics of one column: arrays indexed by zone."""
+
+    num_rows: np.ndarray
+    null_count: np.ndarray
+    nan_count: np.ndarray
+    min: pa.Array  # null where unknown
+    max: pa.Array
+
+
+def zones_may_match(expr: pc.Expression, num_zones: int,
+                    stats_for: Callable[[tuple[str, ...]], ZoneStats | None]) -> np.ndarray:
+    """Which zones may hold a row for which ``expr`` is true (never False for one that does)."""
+    tree = parse(expr)
+    if tree is None:
+        return np.ones(num_zones, dtype=bool)
+    return np.asarray(_Pruner(num_zones, stats_for).visit(tree)[0], dtype=bool)
+
+
+class _Pruner:
+    """(can be true, can be false) per zone, for each node of an expression."""
+
+    def __init__(self, n: int, stats_for) -> None:
+        self.n = n
+        self.stats_for = stats_for
+        self.all = np.ones(n, dtype=bool)
+        self.none = np.zeros(n, dtype=bool)
+
+    def unknown(self):
+        return self.all, self.all
+
+    def visit(self, node: Node):
+        try:
+            out = self._visit(node)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            return self.unknown()
+        return out
+
+    def _visit(self, node: Node):
+        if node.kind == "literal":
+            v = node.value
+            if pa.types.is_boolean(v.type):
+                if not v.is_valid:
+                    return self.none, self.none
+                return (self.all, self.none) if v.as_py() else (self.none, self.all)
+            return self.unknown()
+        if node.kind == "field":
+            st = self.stats_for(node.path)
+            if st is None or not pa.types.is_boolean(st.min.type):
+                return self.unknown()
+            real = st.num_rows - st.null_count > 0
+            return (real & _known(pc.equal(st.max, True)), real & _known(pc.equal(st.min, False)))
+        name, args = node.name, node.args
+        if name in ("and_kleene", "and"):
+            parts = [self.visit(a) for a in args]
+            return np.logical_and.reduce([p[0] for p in parts]), np.logical_or.reduce([p[1] for p in parts])
+        if name in ("or_kleene", "or"):
+            parts = [self.visit(a) for a in args]
+            return np.logical_or.reduce([p[0] for p in parts]), np.logical_and.reduce([p[1] for p in parts])
+        if name == "invert" and len(args) == 1:
+            t, f = self.visit(args[0])
+            return f, t
+        if name in _COMPARE and len(args) == 2:
+            a, b = args
+            if a.kind == "literal" and b.kind == "field":
+                a, b, name = b, a, _FLIP[name]
+            if a.kind == "field" and b.kind == "literal":
+                st = self.stats_for(a.path)
+                return self.unknown() if st is None else self._compare(name, st, b.value)
+            return self.unknown()
+        if name in ("is_null", "is_valid") and len(args) == 1 and args[0].kind == "field":
+            st = self.stats_for(args[0].path)
+            if st is None:
+                return self.unknown()
+            opts = node.options.as_py() if node.options is not None else None
+            nan_is_null = name == "is_null" and isinstance(opts, dict) and bool(opts.get("nan_is_null"))
+            nulls = st.null_count + (st.nan_count if nan_is_null else 0)
+            others = st.num_rows - nulls
+            return (nulls > 0, others > 0) if name == "is_null" else (others > 0, nulls > 0)
+        if name == "is_in" and len(args) == 1 and args[0].kind == "field" and node.options is not None:
+            st = self.stats_for(args[0].path)
+            return self.unknown() if st is None else self._is_in(st, node.options)
+        return self.unknown()
+
+    def _compare(self, op: str, st: ZoneStats, v: pa.Scalar):
+        nonnull = st.num_rows - st.null_count
+        if not v.is_valid:
+            return self.none, self.none
+        if pa.types.is_floating(v.type) and np.isnan(v.as_py()):
+            return nonnull > 0, nonnull > 0
+        real = nonnull - st.nan_count > 0
+        nan = st.nan_count > 0
+        lo, hi = st.min, st.max
+        if op == "greater":
+            return real & _known(pc.greater(hi, v)), (real & _known(pc.less_equal(lo, v))) | nan
+        if op == "greater_equal":
+            return real & _known(pc.greater_equal(hi, v)), (real & _known(pc.less(lo, v))) | nan
+        if op == "less":
+            return real & _known(pc.less(lo, v)), (real & _known(pc.greater_equal(hi, v))) | nan
+        if op == "less_equal":
+            return real & _known(pc.less_equal(lo, v)), (real & _known(pc.greater(hi, v))) | nan
+        inside = real & _known(pc.less_equal(lo, v)) & _known(pc.greater_equal(hi, v))
+        only = real & ~_known(pc.and_(pc.equal(lo, v), pc.equal(hi, v)), unknown=False)
+        if op == "equal":
+            return inside, only | nan
+        return only | nan, inside  # not_equal
+
+    def _is_in(self, st: ZoneStats, options: pa.Scalar):
+        opts = options.as_py()
+        values = options["value_set"].values if hasattr(options["value_set"], "values") else None
+        if values is None or not isinstance(opts, dict):
+            return self.unknown()
+        behaviour = opts.get("null_matching_behavior", 0)
+        has_null = values.null_count > 0
+        values = values.drop_null()
+        nonnull = st.num_rows - st.null_count
+        real = nonnull - st.nan_count > 0
+        nan = st.nan_count > 0
+        ct = self.none.copy()
+        for v in values:  # value sets of filters are small
+            if pa.types.is_floating(v.type) and np.isnan(v.as_py()):
+                ct |= nan
+                continue
+            ct |= real & _known(pc.less_equal(st.min, v)) & _known(pc.greater_equal(st.max, v))
+        nulls = st.null_count > 0
+        if behaviour == 0 and has_null:  # MATCH: a null row matches a null in the set
+            ct |= nulls
+        elif behaviour not in (0, 1):  # EMIT_NULL / INCONCLUSIVE: keep it simple, stay safe
+            return self.unknown()
+        single = _known(pc.equal(st.min, st.max), unknown=False)
+        null_is_false = not (behaviour == 0 and has_null)  # MATCH without a null in the set, or SKIP
+        cf = (real & ~single) | nan | (nulls & null_is_false)
+        if len(values):
+            member = _known(pc.is_in(st.min, value_set=values.cast(st.min.type, safe=False)), unknown=False)
+            cf |= real & single & ~member
+        else:
+            cf |= real
+        return ct, cf
+
+
+def _known(result, unknown: bool = True) -> np.ndarray:
+    """A boolean compute result as numpy, with nulls (unknown bounds) read as ``unknown``."""
+    return np.asarray(pc.fill_null(result, unknown).to_numpy(zero_copy_only=False), dtype=bool)

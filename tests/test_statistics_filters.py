@@ -1,0 +1,285 @@
+"""Per-zone statistics and filters: the spec's rules, exact results, skipped bytes, bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lancefile
+from lancefile.io import CountingSource, LocalFileSource
+from lancefile.predicate import to_expression
+from lancefile.statistics import STATISTICS_MAGIC, StatisticsWarning
+
+VERSIONS = ["2.0", "2.1", "2.2"]
+
+
+def _write(tmp_path, table, name="t.lance", **kw):
+    path = tmp_path / name
+    lancefile.write_table(table, path, **kw)
+    return str(path)
+
+
+# -- the spec's rules -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])  # 2.0 cannot hold null structs
+def test_rules_for_bounds(tmp_path, version):
+    t = pa.table({
+        "i": pa.array([None, None, 5, -3, None, None], pa.int32()),
+        "u": pa.array([2**64 - 1, 2**63 + 5, None, None, 7, 0], pa.uint64()),
+        "f": pa.array([0.0, float("nan"), -0.0, 2.5, float("nan"), None], pa.float64()),
+        "b": pa.array([None, None, True, True, False, None]),
+        "s": pa.array(["zz" * 50, "a", None, None, "\U0010ffff" * 20, "m"]),
+        "st": pa.array([{"x": 1}, None, {"x": 3}, {"x": None}, {"x": 9}, {"x": 10}],
+                       pa.struct([("x", pa.int64())])),
+    })
+    path = _write(tmp_path, t, version=version, statistics_zone_rows=2, statistics_max_bound_bytes=8)
+    stats = lancefile.LanceFileReader(path).statistics()
+    assert set(stats) == {"i", "u", "f", "b", "s", "st.x"}
+    i = stats["i"].to_pydict()
+    assert i["null_count"] == [2, 0, 2]
+    info = np.iinfo(np.int32)
+    assert i["min"] == [info.min, -3, info.min] and i["max"] == [info.max, 5, info.max]  # all-null: type extremes
+    u = stats["u"].to_pydict()
+    assert u["min"][0] == 2**63 + 5 and u["max"][0] == 2**64 - 1 and u["min"][2] == 0
+    f = stats["f"].to_pydict()
+    assert f["nan_count"] == [1, 0, 1] and f["null_count"] == [0, 0, 1]
+    assert math.copysign(1, f["min"][0]) == -1 and f["min"][0] == 0  # a min of zero is -0.0
+    assert math.copysign(1, f["max"][0]) == 1 and f["max"][0] == 0   # a max of zero is +0.0
+    assert f["min"][1] == -0.0 and f["max"][1] == 2.5
+    assert f["min"][2] == -math.inf and f["max"][2] == math.inf  # no value: -Inf/+Inf
+    assert stats["b"].to_pydict()["min"] == [False, True, False] and stats["b"].to_pydict()["max"] == [True, True, False]
+    s = stats["s"].to_pydict()
+    assert s["min"][0] == "a" and s["max"][0] == "zzzzzzz{"  # cut to 8 bytes, last char incremented
+    assert s["min"][1] is None and s["max"][1] is None       # all null: unknown
+    assert s["min"][2] == "m" and s["max"][2] is None         # no 8-byte value above U+10FFFF...: unknown
+    x = stats["st.x"].to_pydict()
+    assert x["null_count"] == [1, 1, 0] and x["min"] == [1, 3, 9]  # struct nulls count for the leaf
+
+
+def test_statistics_are_off_on_request_and_leave_the_schema_alone(tmp_path):
+    t = pa.table({"a": [1, 2, 3]}).replace_schema_metadata({"k": "v"})
+    on = _write(tmp_path, t, "on.lance")
+    off = _write(tmp_path, t, "off.lance", statistics=False)
+    assert lancefile.LanceFileReader(off).statistics() == {}
+    assert lancefile.LanceFileReader(on).schema.metadata == {b"k": b"v"}
+    assert lancefile.read_table(on).equals(lancefile.read_table(off), check_metadata=True)
+    r = lancefile.LanceFileReader(on)
+    last = r._layout.global_buffers[-1]
+    assert bytes(r._source.read(last.position, len(STATISTICS_MAGIC))) == STATISTICS_MAGIC
+    # a user's global buffers keep their indices; the statistics come after them
+    with lancefile.LanceFileWriter(str(tmp_path / "g.lance")) as w:
+        w.write_batch(t)
+        assert w.add_global_buffer(b"mine") == 1
+    r = lancefile.LanceFileReader(str(tmp_path / "g.lance"))
+    assert r.read_global_buffer(1) == b"mine" and set(r.statistics()) == {"a"}
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pylance_reads_files_with_statistics_unchanged(tmp_path, version):
+    lance = pytest.importorskip("lance")
+    rng = np.random.default_rng(0)
+    t = pa.table({"k": np.arange(30_000), "f": rng.random(30_000), "s": [f"v{i % 77}" for i in range(30_000)],
+                  "l": pa.array([[i] * (i % 3) for i in range(30_000)])})
+    with_stats = _write(tmp_path, t, "with.lance", version=version)
+    without = _write(tmp_path, t, "without.lance", version=version, statistics=False)
+    a = lance.file.LanceFileReader(with_stats).read_all().to_table()
+    b = lance.file.LanceFileReader(without).read_all().to_table()
+    assert a.replace_schema_metadata(None).equals(b.replace_schema_metadata(None))
+    assert a.replace_schema_metadata(None).equals(t)
+
+
+# -- filters ------------------------------------------------------------------------------------
+
+def test_selective_filter_reads_few_bytes(tmp_path):
+    n = 2_000_000
+    rng = np.random.default_rng(1)
+    t = pa.table({"key": np.arange(n, dtype=np.int64), "x": rng.random(n), "y": rng.integers(0, 1 << 40, n)})
+    path = _write(tmp_path, t)
+
+    def bytes_for(**kw):
+        src = CountingSource(LocalFileSource(path))
+        out = lancefile.LanceFileReader(src).read_all(**kw).to_table()
+        return src.bytes_read, out
+
+    full, _ = bytes_for()
+    lo, hi = n // 2, n // 2 + n // 100
+    some, got = bytes_for(filter=(pc.field("key") >= lo) & (pc.field("key") < hi))
+    assert got.equals(t.slice(lo, hi - lo))
+    assert some <= 0.10 * full, (some, full)
+    none, got = bytes_for(filter=[("key", "<", -1)])
+    assert got.num_rows == 0
+    src = CountingSource(LocalFileSource(path))
+    r = lancefile.LanceFileReader(src)
+    r.statistics(["key"])
+    assert none <= src.bytes_read + 4096  # metadata and the key's statistics only
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_filters_forms_and_unprojected_columns(tmp_path, version):
+    rng = np.random.default_rng(2)
+    n = 50_000
+    t = pa.table({"a": rng.integers(0, 1000, n), "b": pa.array([f"s{i % 50}" for i in range(n)]),
+                  "c": rng.random(n), "st": pa.array([{"x": int(i) if i % 9 else None} if (i % 11 or version == "2.0")
+                                                      else None for i in range(n)], pa.struct([("x", pa.int64())]))})
+    path = _write(tmp_path, t, version=version, statistics_zone_rows=4096)
+    cases = [
+        [("a", ">", 500), ("b", "in", {"s1", "s2"})],
+        [[("a", "<", 10)], [("b", "==", "s7")]],
+        (pc.field("c") < 0.1) | ~(pc.field("a") != 3),
+        pc.field("st", "x").is_null(),
+        pc.field(("st", "x")) > 49_000,
+        [("b", "not in", ["s1"])],
+    ]
+    for f in cases:
+        expr = to_expression(f)
+        want = t.filter(expr)
+        assert lancefile.read_table(path, filters=f).equals(want), f
+        assert lancefile.read_table(path, columns=["c"], filters=f).equals(want.select(["c"])), f
+        got = pa.Table.from_batches(list(lancefile.iter_batches(path, 1000, ["b", "a"], filters=f)),
+                                    schema=t.select(["b", "a"]).schema)
+        assert got.equals(want.select(["b", "a"])), f
+
+
+def test_files_without_statistics_still_filter(tmp_path):
+    t = pa.table({"a": list(range(100))})
+    path = _write(tmp_path, t, statistics=False)
+    assert lancefile.read_table(path, filters=[("a", ">=", 90)]).column("a").to_pylist() == list(range(90, 100))
+
+
+@pytest.mark.interop
+def test_filters_on_reference_files(tmp_path):
+    lance = pytest.importorskip("lance")
+    t = pa.table({"a": list(range(1000)), "s": [str(i) for i in range(1000)]})
+    path = str(tmp_path / "ref.lance")
+    with lance.file.LanceFileWriter(path, t.schema) as w:
+        w.write_batch(t)
+    assert lancefile.read_table(path, filters=pc.field("s") == "7").to_pydict() == {"a": [7], "s": ["7"]}
+
+
+def test_bad_filters_are_clear(tmp_path):
+    path = _write(tmp_path, pa.table({"a": [1, 2], "s": ["x", "y"]}))
+    with pytest.raises(lancefile.ColumnNotFoundError, match="'nope'"):
+        lancefile.read_table(path, filters=[("nope", "=", 1)])
+    with pytest.raises(lancefile.InvalidInputError, match="filter"):
+        lancefile.read_table(path, filters=pc.field("s") > 5)
+    with pytest.raises(lancefile.InvalidInputError):
+        lancefile.read_table(path, filters=[("a", "~~", 1)])
+    with pytest.raises(lancefile.InvalidInputError):
+        lancefile.read_table(path, filters="a > 1")
+
+
+def test_damaged_statistics_are_ignored_with_a_warning(tmp_path):
+    t = pa.table({"a": list(range(100))})
+    path = _write(tmp_path, t)
+    data = bytearray(open(path, "rb").read())
+    r = lancefile.LanceFileReader(path)
+    ref = r._layout.global_buffers[-1]
+    # the statistics' own footer, damaged: the file still reads, filters stay exact
+    broken = bytearray(data)
+    broken[ref.position + ref.size - 4: ref.position + ref.size] = b"XXXX"
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(broken))
+    with pytest.warns(StatisticsWarning):
+        assert lancefile.LanceFileReader(str(bad)).statistics() == {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatisticsWarning)
+        assert lancefile.read_table(str(bad), filters=pc.field("a") > 95).column("a").to_pylist() == [96, 97, 98, 99]
+    # statistics of another file (other row count) are refused, not trusted
+    other = _write(tmp_path, pa.table({"a": list(range(50))}), "other.lance")
+    r2 = lancefile.LanceFileReader(other)
+    ref2 = r2._layout.global_buffers[-1]
+    swapped = bytearray(data)
+    blob = open(other, "rb").read()[ref2.position: ref2.position + ref2.size]
+    if len(blob) <= ref.size:
+        swapped[ref.position: ref.position + len(blob)] = blob
+        p3 = tmp_path / "swapped.lance"
+        p3.write_bytes(bytes(swapped))
+        with pytest.warns(StatisticsWarning):
+            lancefile.LanceFileReader(str(p3)).statistics()
+
+
+# -- properties -------------------------------------------------------------------------------
+
+_TYPES = {
+    "i64": (pa.int64(), st.integers(-2**63, 2**63 - 1)),
+    "u64": (pa.uint64(), st.integers(0, 2**64 - 1)),
+    "i8": (pa.int8(), st.integers(-128, 127)),
+    "f64": (pa.float64(), st.floats(allow_nan=True, allow_infinity=True)),
+    "f32": (pa.float32(), st.floats(width=32, allow_nan=True, allow_infinity=True)),
+    "str": (pa.string(), st.text(max_size=80)),
+    "bin": (pa.binary(), st.binary(max_size=80)),
+    "bool": (pa.bool_(), st.booleans()),
+    "ts": (pa.timestamp("us"), st.integers(-2**62, 2**62)),
+}
+
+
+@st.composite
+def _case(draw):
+    kind = draw(st.sampled_from(sorted(_TYPES)))
+    typ, values = _TYPES[kind]
+    n = draw(st.integers(0, 60))
+    col = draw(st.lists(st.one_of(st.none(), values), min_size=n, max_size=n))
+    pool = [v for v in col if v is not None] or [draw(values)]
+    lit = draw(st.one_of(st.sampled_from(pool), values))
+    op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "null", "valid"]))
+    return kind, typ, col, lit, op, draw(st.integers(1, 9)), draw(st.booleans())
+
+
+def _expr(op, lit, typ, others):
+    f = pc.field("v")
+    scalar = pa.scalar(lit, typ)
+    if op == "in":
+        return f.isin(pa.array([lit] + others, typ))
+    if op == "not in":
+        return ~f.isin(pa.array([lit] + others, typ))
+    if op == "null":
+        return f.is_null()
+    if op == "valid":
+        return f.is_valid()
+    return {"==": f == scalar, "!=": f != scalar, "<": f < scalar, "<=": f <= scalar,
+            ">": f > scalar, ">=": f >= scalar}[op]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_case())
+def test_filters_equal_pyarrow_and_statistics_bound_their_zones(tmp_path_factory, case):
+    kind, typ, col, lit, op, zone, negate = case
+    t = pa.table({"v": pa.array(col, typ), "row": pa.array(np.arange(len(col)))})
+    path = str(tmp_path_factory.mktemp("p") / "t.lance")
+    lancefile.write_table(t, path, statistics_zone_rows=zone, statistics_max_bound_bytes=4)
+    others = [v for v in col[:3] if v is not None]
+    expr = _expr(op, lit, typ, others)
+    if negate:
+        expr = ~expr
+    got = lancefile.read_table(path, filters=expr)
+    assert got.column("row").equals(t.filter(expr).column("row"))  # the same rows (NaN != NaN in equals)
+    stats = lancefile.LanceFileReader(path).statistics(["v"]) if len(col) else {}
+    if not stats:
+        return
+    table = stats["v"]
+    column = t.column("v")
+    if kind == "ts":  # bounds of empty zones are the int64 extremes, beyond Python's datetime
+        table = table.set_column(table.schema.get_field_index("min"), "min", table.column("min").cast(pa.int64()))
+        table = table.set_column(table.schema.get_field_index("max"), "max", table.column("max").cast(pa.int64()))
+        column = column.cast(pa.int64())
+    for z in table.to_pylist():
+        part = column.slice(z["row_offset"], z["num_rows"])
+        assert z["null_count"] == part.null_count
+        values = [v for v in part.to_pylist() if v is not None]
+        if kind in ("f64", "f32"):
+            assert z["nan_count"] == sum(1 for v in values if math.isnan(v))
+            values = [v for v in values if not math.isnan(v)]
+        if not values:
+            continue
+        if z["min"] is not None:
+            assert z["min"] <= min(values)
+        if z["max"] is not None:
+            assert z["max"] >= max(values)
