@@ -34,10 +34,10 @@ from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, La
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
-
-__all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 from .predicate import ZoneStats, check_filter, to_expression, zones_may_match
 from .statistics import FileStatistics
+
+__all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
 DEFAULT_BATCH_SIZE = 1024
 # Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
@@ -130,9 +130,9 @@ class LanceFileReader:
         self._layout: FileLayout = read_layout(self._source)
         gb0 = self._layout.global_buffers[0]
         self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
+        self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._layout.num_rows = self._num_rows
         self._codec = codec_for(self._layout.version)
-        self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._columns = self._codec.assign_columns(self._lance_schema)
         if len(self._columns) > self._layout.num_columns:
             raise CorruptFileError(
@@ -460,6 +460,10 @@ class LanceFileReader:
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
         """
         bs = self._check_batch_size(batch_size)
+        expr = to_expression(filter)
+        if expr is not None:
+            check_filter(expr, self._full_schema, self.path)
+            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema)
         return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema)
 
     def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
@@ -493,10 +497,6 @@ class LanceFileReader:
             # fetched once; passed pages are evicted by the readers, as in a scan).
             group = bs
             if len(idx) > bs:
-        expr = to_expression(filter)
-        if expr is not None:
-            check_filter(expr, self._full_schema, self.path)
-            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema)
                 row_bytes, _, target = self._chunk_plan()
                 group = self._chunk_rows(bs, row_bytes, target)
             cache: dict = {}
@@ -528,6 +528,9 @@ class LanceFileReader:
 
     def __repr__(self) -> str:
         return f"LanceFileReader({self.path!r}, version={self.version}, rows={self._num_rows}, columns={self.schema.names})"
+
+
+_ROW_COLUMN = "__lancefile_row"
 
 
 def _field_path(schema: LanceSchema, name: str) -> list[LanceField]:
@@ -563,9 +566,6 @@ def _keep_path(holder: dict, path: list[LanceField]) -> None:
 
 def _whole(f: LanceField, node: dict) -> dict | None:
     """Keep all of ``f``, after the children already asked for (in their order)."""
-_ROW_COLUMN = "__lancefile_row"
-
-
     if not node or not f.children:
         return None
     by_id = {c.id: c for c in f.children}
