@@ -283,3 +283,18 @@ def test_filters_equal_pyarrow_and_statistics_bound_their_zones(tmp_path_factory
             assert z["min"] <= min(values)
         if z["max"] is not None:
             assert z["max"] >= max(values)
+
+
+def test_inspect_shows_statistics(tmp_path, capsys):
+    from lancefile.cli import main
+
+    t = pa.table({"x": list(range(10)), "f": [float("nan")] * 4 + [1.5, 2.5] * 3, "s": ["b", None] * 5})
+    path = _write(tmp_path, t, statistics_zone_rows=4)
+    assert main(["inspect", path]) == 0
+    out = capsys.readouterr().out
+    assert "x: 3 zone(s), 0 null; min 0, max 9" in out
+    assert "f: 3 zone(s), 0 null, 4 NaN; min 1.5, max 2.5" in out  # the all-NaN zone has no bounds
+    assert "s: 3 zone(s), 5 null; min 'b', max 'b'" in out
+    off = _write(tmp_path, t, "off.lance", statistics=False)
+    assert main(["inspect", off]) == 0
+    assert "statistics: none" in capsys.readouterr().out

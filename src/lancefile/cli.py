@@ -20,6 +20,9 @@ import json
 import os
 import sys
 
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute below)
+
 from .errors import LanceError
 
 __all__ = ["main", "inspect_file", "inspect_dataset"]
@@ -66,7 +69,30 @@ def inspect_file(path: str) -> dict:
         "global_buffers": [{"position": b.position, "size": b.size} for b in meta.global_buffers],
         "schema": str(meta.schema),
         "columns": columns,
+        "statistics": _statistics_summary(reader),
     }
+
+
+def _jsonable(v):
+    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+
+
+def _statistics_summary(reader) -> dict:
+    """Per column with statistics: zones, nulls, NaNs and the file-wide min and max."""
+    out = {}
+    for path, t in reader.statistics().items():
+        entry = {"zones": t.num_rows, "nulls": int(pa.compute.sum(t.column("null_count")).as_py() or 0)}
+        if "nan_count" in t.column_names:
+            entry["nans"] = int(pa.compute.sum(t.column("nan_count")).as_py() or 0)
+        empty = t.column("null_count")
+        if "nan_count" in t.column_names:
+            empty = pa.compute.add(empty, t.column("nan_count"))
+        live = t.filter(pa.compute.less(empty, t.column("num_rows")))  # zones with a value
+        if live.num_rows:
+            entry["min"] = _jsonable(pa.compute.min(live.column("min")).as_py())
+            entry["max"] = _jsonable(pa.compute.max(live.column("max")).as_py())
+        out[path] = entry
+    return out
 
 
 def inspect_dataset(path: str, version: int | None = None) -> dict:
@@ -139,6 +165,12 @@ def _print_inspect(info: dict, out) -> None:
         print(f"  [{c['index']}] {c['field']}: {c['type']}  {len(c['pages'])} page(s), {format_size(c['bytes'])}", file=out)
         for i, p in enumerate(c["pages"]):
             print(f"      page {i}: {p['rows']} rows, {format_size(p['bytes'])} in {p['buffers']} buffer(s)  {p['encoding']}", file=out)
+    stats = info.get("statistics") or {}
+    print(f"statistics: {'none (not written by lancefile, or turned off)' if not stats else ''}".rstrip(), file=out)
+    for path, e in stats.items():
+        extra = f", {e['nans']} NaN" if "nans" in e else ""
+        bounds = f"min {e['min']!r}, max {e['max']!r}" if "min" in e else "no values"
+        print(f"  {path}: {e['zones']} zone(s), {e['nulls']} null{extra}; {bounds}", file=out)
 
 
 def main(argv: list[str] | None = None) -> int:
