@@ -195,32 +195,36 @@ class StatisticsCollector:
             for k in range(len(self.fields)):
                 self._close(k)
         zones = -(-rows // self.zone_rows)
-        slots: dict[pa.DataType, int] = {}
-        per_field = []
-        for f, zs in zip(self.fields, self.closed):
-            st = _stats_array(f, zs, self.max_bound_bytes)
-            if len(st["null_count"]) != zones:
-                raise RuntimeError(f"statistics of {f.path!r} cover {len(st['null_count'])} zones, not {zones}")
-            per_field.append((f, st, slots.setdefault(st["min_value"].type, len(slots))))
-        n = len(per_field)
-        offsets = np.arange(n + 1, dtype=np.int32) * zones
-
-        def lists(values: pa.Array, present=None) -> pa.Array:
-            mask = None if present is None else pa.array(~present)
-            return pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask)
-
-        columns = {"field_id": pa.array([f.id for f, _, _ in per_field], pa.int32()),
-                   "null_count": lists(pa.concat_arrays([st["null_count"] for _, st, _ in per_field])
-                                       if n else pa.array([], pa.uint64()))}
-        no_nans = pa.array(np.zeros(zones, np.uint64))
-        nan = [st.get("nan_count", no_nans) for _, st, _ in per_field]
-        columns["nan_count"] = lists(pa.concat_arrays(nan) if n else pa.array([], pa.uint64()))
-        for t, slot in slots.items():
-            for bound in ("min", "max"):
-                absent = pa.nulls(zones, t)
-                parts = [st[f"{bound}_value"] if k == slot else absent for _, st, k in per_field]
-                present = np.array([k == slot for _, _, k in per_field])
-                columns[f"{bound}_{slot}"] = lists(pa.concat_arrays(parts), present)
+        # one group per value type (a slot); every per-zone computation is elementwise, so a
+        # group's fields are done in one go on their zones laid end to end
+        groups: dict[pa.DataType, list[int]] = {}
+        for k, f in enumerate(self.fields):
+            if len(self.closed[k]) != zones:
+                raise RuntimeError(f"statistics of {f.path!r} cover {len(self.closed[k])} zones, not {zones}")
+            groups.setdefault(f.type, []).append(k)
+        order = [k for ks in groups.values() for k in ks]  # rows: the groups one after another
+        slot_of = {k: slot for slot, ks in enumerate(groups.values()) for k in ks}
+        n = len(order)
+        offsets = pa.array(np.arange(n + 1, dtype=np.int32) * zones)
+        null_parts, nan_parts, bounds = [], [], []
+        for ks in groups.values():
+            f = self.fields[ks[0]]
+            st = _stats_array(f, [z for k in ks for z in self.closed[k]], self.max_bound_bytes)
+            null_parts.append(st["null_count"])
+            nan_parts.append(st.get("nan_count", pa.array(np.zeros(len(ks) * zones, np.uint64))))
+            bounds.append((ks, st["min_value"], st["max_value"]))
+        columns = {"field_id": pa.array([self.fields[k].id for k in order], pa.int32())}
+        empty = pa.array([], pa.uint64())
+        columns["null_count"] = pa.ListArray.from_arrays(offsets, pa.concat_arrays(null_parts) if n else empty)
+        columns["nan_count"] = pa.ListArray.from_arrays(offsets, pa.concat_arrays(nan_parts) if n else empty)
+        for slot, (ks, lo, hi) in enumerate(bounds):
+            present = np.array([slot_of[k] == slot for k in order])
+            lengths = np.where(present, zones, 0).astype(np.int32)
+            slot_offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+            mask = pa.array(~present)
+            columns[f"min_{slot}"] = pa.ListArray.from_arrays(slot_offsets, lo, mask=mask)
+            columns[f"max_{slot}"] = pa.ListArray.from_arrays(slot_offsets, hi, mask=mask)
+        per_field = [(self.fields[k], None, slot_of[k]) for k in order]
         meta = {"lancefile:statistics:version": FORMAT_VERSION, "zone_rows": str(self.zone_rows),
                 "num_rows": str(rows), "max_bound_bytes": str(self.max_bound_bytes),
                 "fields": json.dumps({str(f.id): [f.path, i, slot, f.kind == "float"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _Kernel
+from ._common import _Kernel, load_u64
 
 __all__ = ["binary_minmax_rows", "binary_minmax_rows_py"]
 
@@ -45,6 +45,14 @@ def _prefix_key(data, offsets, i):
     """The first 8 bytes of value i as a big-endian integer (zero-padded): keys order like prefixes."""
     a0 = offsets[i]
     n = offsets[i + 1] - a0
+    if a0 + 8 <= data.shape[0]:  # one load, bytes swapped into big-endian order, the tail cleared
+        x = load_u64(data, a0)
+        x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+        x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
+        x = (x << np.uint64(32)) | (x >> np.uint64(32))
+        if n < 8:
+            x = x & ~((np.uint64(1) << np.uint64(8 * (8 - n))) - np.uint64(1)) if n > 0 else np.uint64(0)
+        return x
     if n > 8:
         n = 8
     key = np.uint64(0)
@@ -93,7 +101,10 @@ def binary_minmax_rows(offsets, data, valid, starts, ends) -> tuple[np.ndarray, 
     hi = np.empty(len(starts), dtype=np.int64)
     has_valid = valid is not None
     v = valid if has_valid else np.ones(1, dtype=np.bool_)
-    _k_minmax(np.asarray(offsets, dtype=np.int64), np.asarray(data, dtype=np.uint8), v, has_valid,
+    offsets = np.asarray(offsets)
+    if offsets.dtype not in (np.int32, np.int64):
+        offsets = offsets.astype(np.int64)
+    _k_minmax(offsets, np.asarray(data, dtype=np.uint8), v, has_valid,
               np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64), lo, hi)
     return lo, hi
 
