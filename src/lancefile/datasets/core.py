@@ -268,6 +268,17 @@ class LanceDataset:
             table = table.take(pa.array(back))
         return table
 
+    # -- changing -----------------------------------------------------------------------------
+    def delete(self, filter) -> "LanceDataset":
+        """Delete the rows matching ``filter`` (an Expression or DNF list); returns the dataset at the new version.
+
+        Writes deletion files (the rows themselves stay in their data files until compaction,
+        as in the reference); when nothing matches, no version is made.
+        """
+        from .delete import delete_rows
+
+        return LanceDataset._open(self._root, delete_rows(self, filter))
+
     def __repr__(self) -> str:
         return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")

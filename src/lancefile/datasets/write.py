@@ -332,20 +332,53 @@ def _why_not_rebase(plan: WritePlan, root: str, since: int, latest: LoadedManife
     pb.ParseFromString(plan.fields)
     if list(latest.manifest.fields) != list(pb.fields):
         return f"the schema changed in version {latest.manifest.version}"
-    by_version = {m.version: m for m in list_manifests(root)}
-    for v in range(since + 1, latest.manifest.version + 1):
-        if v not in by_version:
-            return f"version {v} is missing"
-        loaded = latest if v == latest.manifest.version else read_manifest(by_version[v].path)
-        op = _operation(loaded.transaction(root))
+    for v, op in newer_operations(root, since, latest):
         if op not in _COMPATIBLE_WITH_APPEND:
             return f"version {v} was made by {'an unknown operation' if op is None else repr(op)}"
     return None
 
 
-def commit_fragments(plan: WritePlan, fragments: list[bytes]) -> LanceDataset:
-    """Commit the fragments written for ``plan`` as one new version; returns the dataset at it."""
-    return LanceDataset._open(plan.root, _commit(plan, fragments))
+def commit_loop(root: str, scheme: str, what: str, base: LoadedManifest | None, read_version: int,
+                make, why_not_rebase) -> int:
+    """Commit one new version, rebasing on newer versions while ``why_not_rebase`` allows.
+
+    ``make(base, read_version, txn_name)`` gives ``(manifest, transaction, index_section)``
+    for a version on top of ``base``; ``why_not_rebase(since, latest)`` says why the
+    operation cannot go on top of ``latest`` (None if it can). Returns the new version;
+    raises :class:`CommitConflictError` having made nothing visible.
+    """
+    for _attempt in range(COMMIT_RETRIES):
+        txn_name_uuid = str(uuid.uuid4())
+        txn_name = f"{read_version}-{txn_name_uuid}.txn"
+        manifest, txn, index = make(base, read_version, txn_name, txn_name_uuid)
+        txn_path = _write_transaction(root, txn_name, txn)
+        if commit_manifest_file(root, manifest.version, scheme, encode_manifest(manifest, txn, index)):
+            write_hint(root, manifest.version)
+            return manifest.version
+        os.unlink(txn_path)  # never referenced: another writer took the version
+        latest, _scheme = _latest(root)
+        if latest is None:
+            raise CommitConflictError(f"{root}: version {manifest.version} exists but cannot be listed")
+        check_writer_flags(latest.manifest, latest.path)
+        reason = why_not_rebase(read_version, latest)
+        if reason is not None:
+            raise CommitConflictError(f"{root}: cannot commit this {what} on top of version "
+                                      f"{latest.manifest.version}: {reason}; nothing was committed")
+        base, read_version = latest, latest.manifest.version
+    raise CommitConflictError(f"{root}: gave up after {COMMIT_RETRIES} attempts: other writers kept committing first")
+
+
+def newer_operations(root: str, since: int, latest: LoadedManifest) -> list[tuple[int, str | None]]:
+    """(version, operation) of every version after ``since`` up to ``latest`` (None: unknown or missing)."""
+    by_version = {m.version: m for m in list_manifests(root)}
+    out = []
+    for v in range(since + 1, latest.manifest.version + 1):
+        if v not in by_version:
+            out.append((v, None))
+            continue
+        loaded = latest if v == latest.manifest.version else read_manifest(by_version[v].path)
+        out.append((v, _operation(loaded.transaction(root))))
+    return out
 
 
 def _commit(plan: WritePlan, fragments: list[bytes]) -> int:
@@ -362,27 +395,14 @@ def _commit(plan: WritePlan, fragments: list[bytes]) -> int:
         if plan.read_version not in manifests:
             raise CommitConflictError(f"{root}: version {plan.read_version}, which this write builds on, is gone")
         base = read_manifest(manifests[plan.read_version].path)
-    txn_uuid = str(uuid.uuid4())
-    read_version = plan.read_version
-    for _attempt in range(COMMIT_RETRIES):
-        txn_name = f"{read_version}-{txn_uuid}.txn"
+
+    def make(base, read_version, txn_name, txn_uuid):
         txn = _transaction(plan, read_version, txn_uuid, frags)
         manifest, index = _build(plan, base, frags, txn_name)
-        txn_path = _write_transaction(root, txn_name, txn)
-        if commit_manifest_file(root, manifest.version, plan.scheme, encode_manifest(manifest, txn, index)):
-            write_hint(root, manifest.version)
-            return manifest.version
-        os.unlink(txn_path)  # never referenced: another writer took the version
-        latest, _scheme = _latest(root)
-        if latest is None:
-            raise CommitConflictError(f"{root}: version {manifest.version} exists but cannot be listed")
-        check_writer_flags(latest.manifest, latest.path)
-        reason = _why_not_rebase(plan, root, read_version, latest)
-        if reason is not None:
-            raise CommitConflictError(f"{root}: cannot commit this {plan.mode} on top of version "
-                                      f"{latest.manifest.version}: {reason}; nothing was committed")
-        base, read_version = latest, latest.manifest.version
-    raise CommitConflictError(f"{root}: gave up after {COMMIT_RETRIES} attempts: other writers kept committing first")
+        return manifest, txn, index
+
+    return commit_loop(root, plan.scheme, plan.mode, base, plan.read_version, make,
+                       lambda since, latest: _why_not_rebase(plan, root, since, latest))
 
 
 def write_dataset(data, uri, *, mode: str = "create", schema: pa.Schema | None = None,
