@@ -32,10 +32,10 @@ import numpy as np
 import pyarrow as pa
 
 from .._proto import file_pb2, table_pb2
-from ..errors import CorruptFileError, InvalidInputError, LanceIOError
+from ..errors import CorruptFileError, InvalidInputError, LanceIOError, UnsupportedVersionError
 from ..format.schema import LanceSchema
 from ..predicate import check_filter, to_expression
-from .fragment import LanceFragment, Projection, _top_of, check_positions, record_batch
+from .fragment import LanceFragment, Projection, _parents, _top_of, check_positions, record_batch
 from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
 
 __all__ = ["LanceDataset", "dataset", "dataset_root"]
@@ -53,6 +53,8 @@ def dataset_root(uri, storage_options: dict | None = None) -> str:
     path = os.fspath(uri)
     if path.startswith("file://"):
         path = path[len("file://"):]
+    elif path.startswith("file:"):  # file:/abs/path, as pylance accepts
+        path = path[len("file:"):]
     elif "://" in path:
         raise InvalidInputError(f"{path}: lancefile reads and writes datasets on local or mounted paths only "
                                 f"(no {path.split('://')[0]}:// support yet)")
@@ -88,6 +90,14 @@ class LanceDataset:
             raise CorruptFileError(f"{loaded.path}: the schema does not hold together: {exc}") from None
         self.schema: pa.Schema = self._lance_schema.to_arrow()
         self._top_of = _top_of(self._lance_schema)
+        self._parent_of = _parents(self._lance_schema)
+        self._by_id = {f.id: f for f in self._lance_schema.walk()}
+        legacy = m.data_format.version.startswith("0.") or any(
+            df.file_major_version == 0 for f in m.fragments for df in f.files)
+        if legacy:
+            raise UnsupportedVersionError(
+                f"{loaded.path}: this dataset version holds legacy (v1, Lance 0.x) data files, which lancefile "
+                "does not read; rewrite it with data_storage_version='2.0' or later")
         self._fragments = [LanceFragment(self, f) for f in m.fragments]
         ids = [f.fragment_id for f in self._fragments]
         if len(set(ids)) != len(ids):

@@ -52,13 +52,10 @@ def read_deletion_vector(root: str, fragment_id: int, info: table_pb2.DeletionFi
     path = deletion_file_path(root, fragment_id, info)
     if info.file_type not in (_ARROW, _BITMAP):
         raise CorruptFileError(f"{path}: unknown deletion file type {info.file_type}")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise LanceIOError(f"{path}: the deletion file of fragment {fragment_id} does not exist") from None
-    except OSError as exc:
-        raise LanceIOError(f"cannot read {path}: {exc.strerror}") from exc
+    from .manifest import read_regular_file
+
+    # a deletion file holds at most one u32 (or a bitmap's bit) per row; allow generous framing
+    data = read_regular_file(path, f"deletion file of fragment {fragment_id}", 64 * 1024 + 8 * physical_rows)
     offsets = _parse_arrow(data, path) if info.file_type == _ARROW else _parse_bitmap(data, path)
     offsets = np.unique(offsets)
     if len(offsets) and int(offsets[-1]) >= physical_rows:

@@ -72,28 +72,59 @@ def _kept_type(f: LanceField, t: pa.DataType, keep: dict | None) -> pa.DataType:
     return t
 
 
-def _paths_in_file(dfield: LanceField, ffield: LanceField, keep: dict | None, prefix: str, out: list[str]) -> None:
-    """The file's dotted names for the part of dataset field ``dfield`` a keep-tree asks for."""
-    name = prefix + ffield.name
+def _paths_in_file(dfield: LanceField, keep: dict | None, fmap: dict[int, LanceField], fpaths: dict[int, str],
+                   out: list[str]) -> None:
+    """The file's dotted names for the part of dataset field ``dfield`` a keep-tree asks for.
+
+    Fields are matched by id (through ``DataFile.fields``/``column_indices``), never by
+    position or name: after a struct child is dropped or renamed, the file still holds the
+    old children under the old names.
+    """
+    ffield = fmap.get(dfield.id)
+    if ffield is None:
+        raise CorruptFileError(f"field {dfield.name!r} (id {dfield.id}) is not in the data file that holds its parent")
     if keep is None:
-        out.append(name)
-        return
-    pos = {c.id: i for i, c in enumerate(dfield.children)}
+        if _same_shape(dfield, ffield, fmap) or not dfield.children:
+            out.append(fpaths[ffield.id])
+            return
+        keep = {c.id: None for c in dfield.children}  # read the children the dataset still has
+    by_id = {c.id: c for c in dfield.children}
     for cid, sub in keep.items():
-        i = pos[cid]
-        if i >= len(ffield.children):
-            raise CorruptFileError(f"field {dfield.name!r} has fewer children in its data file than in the dataset")
-        _paths_in_file(dfield.children[i], ffield.children[i], sub, name + ".", out)
+        _paths_in_file(by_id[cid], sub, fmap, fpaths, out)
 
 
-def _conform(arr, t: pa.DataType):
+def _same_shape(d: LanceField, f: LanceField, fmap: dict[int, LanceField]) -> bool:
+    """Whether file field ``f`` holds exactly dataset field ``d``: same children, matched by id, all the way down."""
+    if len(d.children) != len(f.children) or d.logical_type != f.logical_type:
+        return False
+    return all(fmap.get(dc.id) is fc and _same_shape(dc, fc, fmap) for dc, fc in zip(d.children, f.children))
+
+
+def _pair_down(d: LanceField, f: LanceField, fmap: dict[int, LanceField]) -> None:
+    """Children of a matched pair that own no column of their own (packed structs): by name, else by position."""
+    by_name = {c.name: c for c in f.children}
+    for i, dc in enumerate(d.children):
+        fc = fmap.get(dc.id)
+        if fc is None:
+            fc = by_name.get(dc.name) or (f.children[i] if len(f.children) == len(d.children) else None)
+            if fc is None:
+                continue
+            fmap[dc.id] = fc
+        _pair_down(dc, fc, fmap)
+
+
+def _conform(arr, t: pa.DataType, where: str):
     """``arr`` as type ``t``: same layout, names from the dataset (after a rename), else a cast."""
     if arr.type == t:
         return arr
     try:
         return arr.view(t)
     except (pa.ArrowException, TypeError):
+        pass
+    try:
         return arr.cast(t)
+    except (pa.ArrowException, TypeError) as exc:
+        raise CorruptFileError(f"{where}: the data file holds {arr.type} where the dataset says {t}: {exc}") from None
 
 
 class _FileHandle:
@@ -103,6 +134,8 @@ class _FileHandle:
         self.path = path
         self.reader = reader
         self.tops = tops  # dataset top-level field id -> that field in the file's schema
+        self.fmap: dict[int, LanceField] = {}  # dataset field id -> the file's field holding it
+        self.fpaths: dict[int, str] = {}  # file field id -> its dotted path in the file
         self._readers: dict[tuple[str, ...], LanceFileReader] = {}
 
     def projected(self, names: list[str]) -> LanceFileReader:
@@ -174,7 +207,12 @@ class LanceFragment:
         return self._files
 
     def _open(self, df: table_pb2.DataFile) -> _FileHandle:
-        path = os.path.join(self._dataset._root, DATA_DIR, df.path)
+        data_dir = os.path.join(self._dataset._root, DATA_DIR)
+        path = os.path.normpath(os.path.join(data_dir, df.path))
+        if (not df.path or os.path.isabs(df.path) or "\0" in df.path
+                or os.path.commonpath([path, data_dir]) != os.path.normpath(data_dir)):
+            raise CorruptFileError(f"{self._dataset._loaded.path}: fragment {self.fragment_id} names data file "
+                                   f"{df.path!r}, which is not inside {data_dir}")
         try:
             reader = LanceFileReader(path)
         except LanceIOError as exc:
@@ -193,7 +231,10 @@ class LanceFragment:
         tops: dict[int, LanceField] = {}
         owners = reader.column_owners()
         ftop = _top_of(reader._lance_schema)
+        fparent = _parents(reader._lance_schema)
         dtop = self._dataset._top_of
+        dparent = self._dataset._parent_of
+        fmap: dict[int, LanceField] = {}
         columns = list(df.column_indices) if len(df.column_indices) else None
         for i, fid in enumerate(df.fields):
             if fid not in dtop:
@@ -207,7 +248,19 @@ class LanceFragment:
             d, f = dtop[fid], ftop[owner.id]
             if tops.setdefault(d.id, f) is not f:
                 raise CorruptFileError(f"{where}: the columns of field {d.name!r} belong to different file fields")
-        return _FileHandle(path, reader, tops)
+            # the field and its ancestors, matched level by level up to the top
+            did, g = fid, owner
+            while did is not None and g is not None:
+                if fmap.setdefault(did, g) is not g:
+                    raise CorruptFileError(f"{where}: field {did} matches two fields of the file")
+                parent = dparent.get(did)
+                did, g = (parent.id if parent is not None else None), fparent.get(g.id)
+        for d_id, f in list(fmap.items()):
+            if d_id in tops:
+                _pair_down(self._dataset._by_id[d_id], f, fmap)
+        handle = _FileHandle(path, reader, tops)
+        handle.fmap, handle.fpaths = fmap, reader.field_paths()
+        return handle
 
     # -- reading --------------------------------------------------------------------------------
     def _plan(self, projection: Projection) -> list[tuple[_FileHandle | None, list[str]]]:
@@ -220,7 +273,7 @@ class LanceFragment:
                 plan.append((None, []))
                 continue
             names: list[str] = []
-            _paths_in_file(f, holder.tops[f.id], keep, "", names)
+            _paths_in_file(f, keep, holder.fmap, holder.fpaths, names)
             plan.append((holder, names))
         return plan
 
@@ -251,7 +304,8 @@ class LanceFragment:
                     raise CorruptFileError(f"fragment {self.fragment_id}: a data file gave {batch.num_rows} rows "
                                            f"where {n} were expected")
                 for j, i in enumerate(idxs):  # one column per top-level field, in the order asked
-                    cols[i] = _conform(batch.column(j), schema.field(i).type)
+                    cols[i] = _conform(batch.column(j), schema.field(i).type,
+                                       f"{self.data_files()} (fragment {self.fragment_id}), field {schema.field(i).name!r}")
             for i, c in enumerate(cols):
                 if c is None:
                     cols[i] = pa.nulls(n, schema.field(i).type)
@@ -332,6 +386,16 @@ def record_batch(columns: list, schema: pa.Schema, num_rows: int) -> pa.RecordBa
         return pa.RecordBatch.from_arrays(columns, schema=schema)
     empty = pa.Array.from_buffers(pa.struct([]), num_rows, [None], children=[])
     return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(schema.metadata)
+
+
+def _parents(schema: LanceSchema) -> dict[int, LanceField | None]:
+    """field id -> its parent field (None at the top)."""
+    out: dict[int, LanceField | None] = {}
+    for g in schema.walk():
+        out.setdefault(g.id, None)
+        for c in g.children:
+            out[c.id] = g
+    return out
 
 
 def _top_of(schema: LanceSchema) -> dict[int, LanceField]:

@@ -140,15 +140,46 @@ class LoadedManifest:
         if self._inline is not None:
             return self._inline
         if m.transaction_file:
-            path = os.path.join(root, "_transactions", m.transaction_file)
+            path = os.path.join(root, "_transactions", os.path.basename(m.transaction_file))
             try:
-                with open(path, "rb") as f:
-                    return _decode(table_pb2.Transaction, f.read(), path, "transaction")
-            except FileNotFoundError:
+                return _decode(table_pb2.Transaction, read_regular_file(path, "transaction", MAX_MANIFEST_BYTES),
+                               path, "transaction")
+            except LanceIOError:
                 return None
         return None
 
     _inline: table_pb2.Transaction | None = None
+
+
+def read_regular_file(path: str, what: str, limit: int) -> bytes:
+    """The bytes of ``path``, refused (with a Lance error naming it) unless it is a regular file of at most ``limit`` bytes.
+
+    Opened non-blocking and checked before reading, so a FIFO or device never hangs a reader.
+    """
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise LanceIOError(f"{path}: the {what} does not exist") from None
+    except IsADirectoryError:
+        raise CorruptFileError(f"{path}: a directory where a {what} file was expected") from None
+    except OSError as exc:
+        raise LanceIOError(f"cannot open {path}: {exc.strerror}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CorruptFileError(f"{path}: the {what} is not a regular file")
+        if st.st_size > limit:
+            raise CorruptFileError(f"{path}: {st.st_size} bytes is too large for a {what}")
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            return f.read(limit + 1)
+    except OSError as exc:
+        raise LanceIOError(f"cannot read {path}: {exc.strerror}") from exc
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _decode(cls, data: bytes, path: str, what: str):
@@ -167,18 +198,7 @@ def read_manifest(path: str) -> LoadedManifest:
     manifest raises :class:`NotALanceFileError`, a damaged one :class:`CorruptFileError`,
     both naming ``path``.
     """
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_MANIFEST_BYTES:
-                raise CorruptFileError(f"{path}: {size} bytes is too large for a manifest")
-            data = f.read()
-    except FileNotFoundError:
-        raise LanceIOError(f"{path}: the manifest does not exist") from None
-    except IsADirectoryError:
-        raise CorruptFileError(f"{path}: a directory where a manifest file was expected") from None
-    except OSError as exc:
-        raise LanceIOError(f"cannot read {path}: {exc.strerror}") from exc
+    data = read_regular_file(path, "manifest", MAX_MANIFEST_BYTES)
     if len(data) < TRAILER.size:
         raise NotALanceFileError(f"{path}: {len(data)} bytes is too short for a manifest")
     offset, _major, _minor, magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)

@@ -120,7 +120,10 @@ def plan_write(uri, schema: pa.Schema, *, mode: str = "create", max_rows_per_fil
         resolve_version(file_version, for_write=True)  # a dataset of a version lancefile cannot write
     else:
         lance_schema = LanceSchema.from_arrow(schema)
-        file_version = requested or resolve_version(None).name
+        # an overwrite keeps the dataset's file version unless told otherwise, as the reference does
+        kept = LanceDataset(root, base, base.manifest.version).data_storage_version if base is not None else None
+        file_version = requested or kept or resolve_version(None).name
+        resolve_version(file_version, for_write=True)
         data_format = file_version
     return WritePlan(root=root, mode=mode, read_version=base.manifest.version if base else 0, scheme=scheme,
                      schema=schema, fields=lance_schema.to_proto().SerializeToString(), file_version=file_version,

@@ -1,0 +1,584 @@
+"""Bad datasets and bad arguments: always a lancefile.LanceError that names the file, never a raw error.
+
+A small pylance dataset (2 fragments, a deletion file, 3 versions) is copied into a fresh directory
+and damaged: the manifest truncated / garbage / wrong magic / wrong offsets, a data file missing or
+truncated, a deletion file missing / garbage / of the wrong schema, an unknown reader feature flag
+(the manifest re-encoded with ``lancefile._proto.table_pb2``), mixed manifest naming schemes; plus an
+empty directory, a directory of unrelated files, a nonexistent path, versions that do not exist,
+lancefile's file API pointed at a dataset directory, out-of-range takes, unknown columns and bad
+``write_dataset`` arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tests.dataset.conftest import (
+    assert_same_table,
+    latest_manifest,
+    manifest_paths,
+    pylance_refuses,
+    reencode_manifest,
+    simple_table,
+    version_of_manifest_name,
+)
+
+lance = pytest.importorskip("lance")
+import lancefile
+
+pytestmark = pytest.mark.interop
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _latest_manifest(uri) -> Path:
+    return latest_manifest(uri)
+
+
+def _manifest_for(uri, version: int) -> Path:
+    return next(p for p in manifest_paths(uri) if version_of_manifest_name(p.name) == version)
+
+
+def _read_everything(uri, **kw) -> None:
+    """Open and read the whole dataset (any step may raise)."""
+    ds = lancefile.dataset(uri, **kw)
+    ds.count_rows()
+    ds.to_table()
+    for _ in ds.to_batches():
+        pass
+    n = ds.count_rows()
+    if n:
+        ds.take([0, n - 1])
+    for f in ds.get_fragments():
+        f.to_table()
+
+
+def _expect_lance_error(uri, must_mention: str | list[str], **kw) -> lancefile.LanceError:
+    """Reading ``uri`` raises a LanceError whose message contains one of ``must_mention``."""
+    with pytest.raises(lancefile.LanceError) as ei:
+        _read_everything(uri, **kw)
+    msg = str(ei.value)
+    names = [must_mention] if isinstance(must_mention, str) else must_mention
+    assert any(n in msg for n in names), f"the error does not name {names}: {type(ei.value).__name__}: {msg}"
+    return ei.value
+
+
+# --------------------------------------------------------------------------------------------
+# The base dataset
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def base_dataset(tmp_path_factory) -> str:
+    uri = str(tmp_path_factory.mktemp("bad-base") / "base.lance")
+    lance.write_dataset(simple_table(40), uri, max_rows_per_file=20)
+    lance.write_dataset(simple_table(10, 40), uri, mode="append")
+    lance.dataset(uri).delete("id IN (1, 2, 21, 45)")
+    assert lance.dataset(uri).version == 3
+    assert len(os.listdir(Path(uri) / "_deletions")) == 3
+    return uri
+
+
+@pytest.fixture
+def ds_copy(base_dataset, tmp_path) -> str:
+    dst = str(tmp_path / "copy.lance")
+    shutil.copytree(base_dataset, dst)
+    return dst
+
+
+def _data_files(uri) -> list[str]:
+    return sorted(f.path for fr in lance.dataset(uri).get_fragments() for f in fr.metadata.files)
+
+
+# --------------------------------------------------------------------------------------------
+# Controls: the copy and a re-encoded manifest with nothing changed still read fine
+# --------------------------------------------------------------------------------------------
+
+
+def test_control_copy_reads(ds_copy):
+    assert_same_table(lancefile.dataset(ds_copy).to_table(), lance.dataset(ds_copy).to_table(), "copy")
+
+
+def test_control_reencoded_manifest_reads(ds_copy):
+    expected = lance.dataset(ds_copy).to_table()
+    reencode_manifest(_latest_manifest(ds_copy), lambda m: None)
+    assert_same_table(lance.dataset(ds_copy).to_table(), expected, "pylance after re-encode")
+    assert_same_table(lancefile.dataset(ds_copy).to_table(), expected, "lancefile after re-encode")
+
+
+# --------------------------------------------------------------------------------------------
+# Damaged manifests
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["truncated_half", "truncated_to_10", "empty", "garbage", "wrong_magic",
+                                    "offset_past_end", "negative_offset", "length_past_end", "zero_length"])
+def test_damaged_latest_manifest(ds_copy, damage):
+    path = _latest_manifest(ds_copy)
+    raw = path.read_bytes()
+    pos = struct.unpack_from("<q", raw, len(raw) - 16)[0]
+    rng = np.random.default_rng(1)
+    new = {
+        "truncated_half": lambda: raw[: len(raw) // 2],
+        "truncated_to_10": lambda: raw[:10],
+        "empty": lambda: b"",
+        "garbage": lambda: rng.integers(0, 256, len(raw), dtype=np.uint8).tobytes(),
+        "wrong_magic": lambda: raw[:-4] + b"NOPE",
+        "offset_past_end": lambda: raw[:-16] + struct.pack("<q", len(raw) + 100) + raw[-8:],
+        "negative_offset": lambda: raw[:-16] + struct.pack("<q", -5) + raw[-8:],
+        "length_past_end": lambda: raw[:pos] + struct.pack("<I", 1 << 30) + raw[pos + 4:],
+        "zero_length": lambda: raw[:pos] + struct.pack("<I", 0) + raw[pos + 4:],
+    }[damage]()
+    path.write_bytes(new)
+    _expect_lance_error(ds_copy, path.name)
+
+
+def test_damaged_old_manifest_only_breaks_that_version(ds_copy):
+    path = _manifest_for(ds_copy, 1)
+    path.write_bytes(path.read_bytes()[:30])
+    # the latest version still reads
+    assert_same_table(lancefile.dataset(ds_copy).to_table(), lance.dataset(ds_copy).to_table(), "latest")
+    _expect_lance_error(ds_copy, path.name, version=1)
+    # versions() reads every manifest: pylance fails on the broken one, lancefile must name it
+    pylance_refuses(lambda: lance.dataset(ds_copy).versions())
+    with pytest.raises(lancefile.LanceError) as ei:
+        lancefile.dataset(ds_copy).versions()
+    assert path.name in str(ei.value), str(ei.value)
+
+
+@pytest.mark.parametrize("flag", [64, 512, 4096, 1 << 20])
+def test_unknown_reader_feature_flag(ds_copy, flag):
+    path = _latest_manifest(ds_copy)
+
+    def edit(m):
+        m.reader_feature_flags |= flag
+        m.writer_feature_flags |= flag
+
+    reencode_manifest(path, edit)
+    pylance_refuses(lambda: lance.dataset(ds_copy).to_table())  # the oracle refuses it too
+    err = _expect_lance_error(ds_copy, [path.name, "feature"])
+    assert path.name in str(err) or str(flag) in str(err), str(err)
+
+
+def test_unknown_writer_feature_flag_refuses_append(ds_copy):
+    """A reader flag it knows but a writer flag it does not: lancefile must not write to it."""
+    path = _latest_manifest(ds_copy)
+
+    def edit(m):
+        m.writer_feature_flags |= 64
+
+    reencode_manifest(path, edit)
+    before = sorted(p.name for p in manifest_paths(ds_copy))
+    with pytest.raises(lancefile.LanceError):
+        lancefile.write_dataset(simple_table(2, 900), ds_copy, mode="append")
+    assert sorted(p.name for p in manifest_paths(ds_copy)) == before
+
+
+def test_both_manifest_naming_schemes(ds_copy):
+    """A V1 name next to V2 names: pylance refuses ("multiple manifest naming schemes"); so must we."""
+    v2 = _manifest_for(ds_copy, 2)
+    shutil.copyfile(v2, Path(ds_copy) / "_versions" / "2.manifest")
+    pylance_refuses(lambda: lance.dataset(ds_copy))
+    _expect_lance_error(ds_copy, ["manifest", "_versions", "naming"])
+
+
+def test_versions_dir_without_manifests(ds_copy):
+    for p in manifest_paths(ds_copy):
+        p.unlink()
+    _expect_lance_error(ds_copy, [os.path.basename(ds_copy), "_versions"])
+
+
+def test_manifest_version_field_differs_from_name(ds_copy):
+    """The manifest's version field says 7 while its name says 3: a clear error or pylance's reading."""
+    path = _latest_manifest(ds_copy)
+
+    def edit(m):
+        m.version = 7
+
+    reencode_manifest(path, edit)
+    try:
+        ds = lancefile.dataset(ds_copy)
+        got = ds.to_table()
+    except lancefile.LanceError as exc:
+        assert path.name in str(exc), str(exc)
+        return
+    assert_same_table(got, lance.dataset(ds_copy).to_table(), "version field != name")
+
+
+# --------------------------------------------------------------------------------------------
+# Data files and deletion files
+# --------------------------------------------------------------------------------------------
+
+
+def test_missing_data_file(ds_copy):
+    victim = _data_files(ds_copy)[1]
+    os.remove(Path(ds_copy) / "data" / victim)
+    _expect_lance_error(ds_copy, victim)
+
+
+def test_truncated_data_file(ds_copy):
+    victim = _data_files(ds_copy)[0]
+    p = Path(ds_copy) / "data" / victim
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    _expect_lance_error(ds_copy, victim)
+
+
+def test_garbage_data_file(ds_copy):
+    victim = _data_files(ds_copy)[0]
+    p = Path(ds_copy) / "data" / victim
+    p.write_bytes(b"\x07" * p.stat().st_size)
+    _expect_lance_error(ds_copy, victim)
+
+
+def test_missing_data_file_time_travel(ds_copy):
+    """A data file version 1 uses (and the latest too): reading version 1 names the missing file."""
+    victim = lance.dataset(ds_copy, version=1).get_fragments()[0].metadata.files[0].path
+    assert victim in _data_files(ds_copy)
+    os.remove(Path(ds_copy) / "data" / victim)
+    _expect_lance_error(ds_copy, victim, version=1)
+
+
+def _deletion_file(uri) -> Path:
+    return min((Path(uri) / "_deletions").iterdir())  # fragment 0's
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "missing", "truncated"])
+def test_bad_arrow_deletion_file(ds_copy, damage):
+    p = _deletion_file(ds_copy)
+    assert p.suffix == ".arrow"
+    raw = p.read_bytes()
+    if damage == "garbage":
+        p.write_bytes(np.random.default_rng(2).integers(0, 256, len(raw), dtype=np.uint8).tobytes())
+    elif damage == "empty":
+        p.write_bytes(b"")
+    elif damage == "truncated":
+        p.write_bytes(raw[: len(raw) - 20])
+    else:
+        p.unlink()
+    _expect_lance_error(ds_copy, p.name)
+
+
+@pytest.mark.parametrize("schema", [
+    pa.schema([pa.field("row_id", pa.int32(), nullable=False)]),
+    pa.schema([pa.field("row_id", pa.uint32(), nullable=True)]),
+    pa.schema([pa.field("other", pa.uint32(), nullable=False)]),
+])
+def test_deletion_file_with_wrong_schema(ds_copy, schema):
+    """pylance refuses any schema but exactly `row_id: uint32 not null` (DATASET-NOTES §4)."""
+    p = _deletion_file(ds_copy)
+    with pa.ipc.new_file(str(p), schema) as w:
+        w.write_batch(pa.record_batch([pa.array([1], schema.field(0).type)], schema=schema))
+    pylance_refuses(lambda: lance.dataset(ds_copy).to_table())
+    _expect_lance_error(ds_copy, p.name)
+
+
+def test_deletion_offset_out_of_range(ds_copy):
+    """A deleted offset beyond physical_rows: a clear error or pylance's reading, never a raw error."""
+    p = _deletion_file(ds_copy)
+    schema = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+    frag_id = int(p.name.split("-")[0])
+    n_deleted = next(f.metadata.deletion_file.num_deleted_rows for f in lance.dataset(ds_copy).get_fragments()
+                     if f.fragment_id == frag_id)
+    with pa.ipc.new_file(str(p), schema) as w:
+        w.write_batch(pa.record_batch([pa.array([10**6 + k for k in range(n_deleted)], pa.uint32())],
+                                      schema=schema))
+    try:
+        got = lancefile.dataset(ds_copy).to_table()
+    except lancefile.LanceError as exc:
+        assert p.name in str(exc), str(exc)
+        return
+    try:
+        want = lance.dataset(ds_copy).to_table()
+    except Exception:  # noqa: BLE001 - any pylance error: it refuses the file
+        pytest.fail("lancefile read a deletion file with out-of-range offsets that pylance refuses")
+    assert_same_table(got, want, "out-of-range deletion offsets")
+
+
+def test_bad_bitmap_deletion_file(tmp_path):
+    uri = str(tmp_path / "bitmap.lance")
+    lance.write_dataset(simple_table(5200), uri)
+    lance.dataset(uri).delete("id < 5100")
+    p = _deletion_file(uri)
+    assert p.suffix == ".bin"
+    p.write_bytes(b"\x3a\x30\x00\x00" + b"\xff" * 40)  # roaring cookie, then nonsense
+    _expect_lance_error(uri, p.name)
+
+
+@pytest.mark.parametrize("version", ["2.3", "legacy"])
+def test_dataset_of_a_version_lancefile_does_not_read(tmp_path, version):
+    """pylance writes 2.3 ("next", unstable) and legacy 0.1 data files; lancefile reads neither, and says
+    so with an UnsupportedVersionError naming the file (a legacy file is not a corrupt file)."""
+    import warnings
+
+    uri = str(tmp_path / f"v{version}.lance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lance.write_dataset(simple_table(10), uri, data_storage_version=version)
+    assert lance.dataset(uri).count_rows() == 10
+    data_file = _data_files(uri)[0]
+    with pytest.raises(lancefile.UnsupportedVersionError) as ei:
+        _read_everything(uri)
+    assert data_file in str(ei.value) or "manifest" in str(ei.value), str(ei.value)
+    with pytest.raises(lancefile.LanceError):
+        lancefile.write_dataset(simple_table(2, 10), uri, mode="append")
+    assert lance.dataset(uri).version == 1
+
+
+# --------------------------------------------------------------------------------------------
+# Not a dataset / no such dataset / no such version
+# --------------------------------------------------------------------------------------------
+
+
+def test_empty_directory(tmp_path):
+    d = tmp_path / "empty"
+    d.mkdir()
+    _expect_lance_error(str(d), "empty")
+
+
+def test_directory_of_unrelated_files(tmp_path):
+    d = tmp_path / "junk"
+    (d / "sub").mkdir(parents=True)
+    (d / "readme.txt").write_text("hello")
+    (d / "sub" / "x.bin").write_bytes(b"\0" * 100)
+    _expect_lance_error(str(d), "junk")
+
+
+def test_directory_of_lance_files(tmp_path):
+    """A directory of plain Lance files (no _versions/) is not a dataset."""
+    d = tmp_path / "files"
+    d.mkdir()
+    lancefile.write_table(simple_table(5), str(d / "a.lance"))
+    _expect_lance_error(str(d), "files")
+
+
+def test_nonexistent_path(tmp_path):
+    _expect_lance_error(str(tmp_path / "nope" / "missing.lance"), "missing.lance")
+
+
+def test_path_is_a_file(tmp_path):
+    p = tmp_path / "plain.lance"
+    lancefile.write_table(simple_table(5), str(p))
+    _expect_lance_error(str(p), "plain.lance")
+
+
+@pytest.mark.parametrize("version", [4, 99, 0, 2**40])
+def test_version_that_does_not_exist(ds_copy, version):
+    pylance_refuses(lambda: lance.dataset(ds_copy, version=version))
+    _expect_lance_error(ds_copy, os.path.basename(ds_copy), version=version)
+
+
+def test_checkout_version_that_does_not_exist(ds_copy):
+    ds = lancefile.dataset(ds_copy)
+    with pytest.raises(lancefile.LanceError) as ei:
+        ds.checkout_version(42)
+    assert os.path.basename(ds_copy) in str(ei.value) or "42" in str(ei.value), str(ei.value)
+
+
+def test_negative_version(ds_copy):
+    with pytest.raises(lancefile.LanceError):
+        lancefile.dataset(ds_copy, version=-1).to_table()
+
+
+def test_file_api_on_dataset_directory(ds_copy):
+    with pytest.raises(lancefile.LanceError) as ei:
+        lancefile.read_table(ds_copy)
+    assert "lancefile.dataset" in str(ei.value), str(ei.value)
+    with pytest.raises(lancefile.LanceError) as ei:
+        lancefile.LanceFileReader(ds_copy)
+    assert "lancefile.dataset" in str(ei.value), str(ei.value)
+
+
+# --------------------------------------------------------------------------------------------
+# Bad arguments on a good dataset
+# --------------------------------------------------------------------------------------------
+
+
+def test_take_out_of_range(ds_copy):
+    ds = lancefile.dataset(ds_copy)
+    n = ds.count_rows()
+    pylance_refuses(lambda: lance.dataset(ds_copy).take([n]))  # the oracle refuses too
+    for bad in ([n], [0, n + 5], [-1 - n], [2**40]):
+        with pytest.raises(lancefile.LanceError):
+            ds.take(bad)
+
+
+def test_unknown_column(ds_copy):
+    ds = lancefile.dataset(ds_copy)
+    pylance_refuses(lambda: lance.dataset(ds_copy).to_table(columns=["nope"]))
+    for call in (lambda: ds.to_table(columns=["nope"]), lambda: list(ds.to_batches(columns=["id", "nope"])),
+                 lambda: ds.take([0], columns=["nope"]), lambda: ds.get_fragments()[0].to_table(columns=["nope"])):
+        with pytest.raises(lancefile.LanceError) as ei:
+            call()
+        assert "nope" in str(ei.value)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"mode": "bogus"},
+    {"max_rows_per_file": 0},
+    {"max_rows_per_file": -3},
+    {"data_storage_version": "9.9"},
+    {"data_storage_version": "legacy"},
+])
+def test_bad_write_arguments(tmp_path, kwargs):
+    uri = str(tmp_path / "args.lance")
+    with pytest.raises(lancefile.LanceError):
+        lancefile.write_dataset(simple_table(3), uri, **kwargs)
+    assert not (Path(uri) / "_versions").exists() or not manifest_paths(uri)
+
+
+@pytest.mark.parametrize("data", [42, "not a table", [1, 2, 3], None])
+def test_bad_write_data(tmp_path, data):
+    with pytest.raises(lancefile.LanceError):
+        lancefile.write_dataset(data, str(tmp_path / "data.lance"))
+
+
+def test_write_onto_plain_file(tmp_path):
+    p = tmp_path / "plain.lance"
+    lancefile.write_table(simple_table(3), str(p))
+    before = p.read_bytes()
+    for mode in ("create", "append", "overwrite"):
+        with pytest.raises(lancefile.LanceError):
+            lancefile.write_dataset(simple_table(3), str(p), mode=mode)
+    assert p.read_bytes() == before
+
+
+def test_append_onto_damaged_dataset(ds_copy):
+    path = _latest_manifest(ds_copy)
+    path.write_bytes(b"garbage" * 10)
+    before = sorted(p.name for p in manifest_paths(ds_copy))
+    with pytest.raises(lancefile.LanceError) as ei:
+        lancefile.write_dataset(simple_table(3, 500), ds_copy, mode="append")
+    assert path.name in str(ei.value), str(ei.value)
+    assert sorted(p.name for p in manifest_paths(ds_copy)) == before
+
+
+# --------------------------------------------------------------------------------------------
+# Manifests that point at the wrong things
+# --------------------------------------------------------------------------------------------
+
+
+def _edit_latest(uri, edit) -> None:
+    reencode_manifest(_latest_manifest(uri), edit)
+
+
+def _first_frag_file(m):
+    return m.fragments[0].files[0]
+
+
+_POINTER_DAMAGE = {
+    # what is changed in the latest manifest -> (edit, which file the error must name)
+    "file_size_too_big": (lambda m: setattr(_first_frag_file(m), "file_size_bytes",
+                                            _first_frag_file(m).file_size_bytes + 8), "data"),
+    "file_size_too_small": (lambda m: setattr(_first_frag_file(m), "file_size_bytes",
+                                              _first_frag_file(m).file_size_bytes - 8), "data"),
+    "physical_rows_too_many": (lambda m: setattr(m.fragments[1], "physical_rows", m.fragments[1].physical_rows + 2),
+                               "data1"),
+    "column_index_out_of_file": (lambda m: _first_frag_file(m).column_indices.__setitem__(1, 17), "data"),
+    "fields_and_indices_differ": (lambda m: _first_frag_file(m).column_indices.__delitem__(-1), "data"),
+    "num_deleted_rows_wrong": (lambda m: setattr(m.fragments[0].deletion_file, "num_deleted_rows", 1), "deletion"),
+    "unknown_deletion_type": (lambda m: setattr(m.fragments[0].deletion_file, "file_type", 5), "deletion_any"),
+}
+
+
+@pytest.mark.parametrize("damage", list(_POINTER_DAMAGE))
+def test_manifest_pointing_at_wrong_things(ds_copy, damage):
+    """pylance refuses each of these too (or, for num_deleted_rows, silently miscounts)."""
+    edit, names = _POINTER_DAMAGE[damage]
+    before = lance.dataset(ds_copy)
+    files = {"data": before.get_fragments()[0].metadata.files[0].path,
+             "data1": before.get_fragments()[1].metadata.files[0].path}
+    frag0 = before.get_fragments()[0]
+    d = frag0.metadata.deletion_file
+    _edit_latest(ds_copy, edit)
+    must = f"{frag0.fragment_id}-{d.read_version}-{d.id}" if names.startswith("deletion") else files[names]
+    if names != "deletion":
+        pylance_refuses(lambda: lance.dataset(ds_copy).to_table())
+    _expect_lance_error(ds_copy, must)
+
+
+def test_data_file_path_escaping_the_dataset(ds_copy, tmp_path):
+    """DataFile.path is relative to data/; '../' must not reach files outside the dataset (pylance keeps it
+    inside data/ by URL-encoding the path, so it finds nothing)."""
+    outside = tmp_path / "outside.lance"
+    lancefile.write_table(simple_table(20), str(outside))  # a valid Lance file, 2 levels above data/
+
+    def edit(m):
+        _first_frag_file(m).path = "../../outside.lance"
+        _first_frag_file(m).file_size_bytes = outside.stat().st_size
+
+    _edit_latest(ds_copy, edit)
+    assert (Path(ds_copy) / "data" / "../../outside.lance").resolve() == outside.resolve()
+    pylance_refuses(lambda: lance.dataset(ds_copy).to_table())
+    with pytest.raises(lancefile.LanceError) as ei:
+        _read_everything(ds_copy)
+    assert "outside.lance" in str(ei.value), str(ei.value)
+
+
+def test_data_file_is_a_directory(ds_copy):
+    victim = _data_files(ds_copy)[0]
+    p = Path(ds_copy) / "data" / victim
+    p.unlink()
+    p.mkdir()
+    _expect_lance_error(ds_copy, victim)
+
+
+# --------------------------------------------------------------------------------------------
+# FIFOs in place of files must be refused, not block the reader forever
+# --------------------------------------------------------------------------------------------
+
+
+def _read_guarded(uri, fifo: Path, wait: float = 2.0):
+    """Read in a thread; if it is still blocked after ``wait`` s, unblock it by opening the FIFO for
+    writing (the reader then sees EOF). Returns (blocked, exception or None)."""
+    import threading
+    import time
+
+    out: dict = {}
+
+    def run():
+        try:
+            _read_everything(uri)
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            out["exc"] = exc
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(wait)
+    blocked = th.is_alive()
+    if blocked:
+        deadline = time.monotonic() + 10
+        while th.is_alive() and time.monotonic() < deadline:
+            try:
+                fd = os.open(str(fifo), os.O_WRONLY | os.O_NONBLOCK)
+                os.close(fd)
+            except OSError:
+                pass
+            th.join(0.1)
+    return blocked, out.get("exc")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("which", ["manifest", "data", "deletion"])
+def test_fifo_instead_of_file(ds_copy, which):
+    if which == "manifest":
+        p = _latest_manifest(ds_copy)
+    elif which == "data":
+        p = Path(ds_copy) / "data" / _data_files(ds_copy)[0]
+    else:
+        p = _deletion_file(ds_copy)
+    p.unlink()
+    os.mkfifo(str(p))
+    blocked, exc = _read_guarded(ds_copy, p)
+    assert not blocked, f"reading the dataset blocked on the FIFO {p.name}"
+    assert isinstance(exc, lancefile.LanceError), f"{type(exc).__name__}: {exc}"
+    assert p.name in str(exc), str(exc)
