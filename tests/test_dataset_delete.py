@@ -107,3 +107,31 @@ def test_dataset_filters_equal_pylance(tmp_path):
         assert same(got, want)
     f = pc.field("k") < 700  # without NaN in play, pylance agrees
     assert same(ours.to_table(filter=f), theirs.to_table(filter=f))
+
+
+def test_cleanup_orphans_removes_only_unreferenced_old_files(tmp_path):
+    import os
+    import time
+
+    uri = str(tmp_path / "ds")
+    lancefile.write_dataset(_table(100), uri, max_rows_per_file=40)
+    lancefile.dataset(uri).delete(pc.field("k") < 5)
+    lance.dataset(uri).delete("k = 50")
+    orphans = [os.path.join(uri, "data", "0101deadbeef.lance"), os.path.join(uri, "_transactions", "9-x.txn"),
+               os.path.join(uri, "_deletions", "0-9-1.arrow"), os.path.join(uri, "_versions", ".abc.manifest-tmp")]
+    for p in orphans:
+        with open(p, "wb") as f:
+            f.write(b"x")
+        old = time.time() - 7200
+        os.utime(p, (old, old))
+    fresh = os.path.join(uri, "data", "inflight.lance")
+    open(fresh, "wb").close()
+    before = {v: lancefile.dataset(uri, version=v).to_table() for v in (1, 2, 3)}
+    ds = lancefile.dataset(uri)
+    assert sorted(ds.cleanup_orphans(dry_run=True)) == sorted(orphans)
+    assert all(os.path.exists(p) for p in orphans)
+    assert sorted(ds.cleanup_orphans()) == sorted(orphans)
+    assert not any(os.path.exists(p) for p in orphans) and os.path.exists(fresh)
+    for v, t in before.items():  # every version still reads, by both libraries
+        assert same(lancefile.dataset(uri, version=v).to_table(), t)
+        assert same(lance.dataset(uri, version=v).to_table(), t)

@@ -289,6 +289,52 @@ class LanceDataset:
 
         return LanceDataset._open(self._root, delete_rows(self, filter))
 
+    def cleanup_orphans(self, *, older_than_seconds: float = 3600.0, dry_run: bool = False) -> list[str]:
+        """Remove files no version refers to: what writes killed mid-way leave behind.
+
+        A write that fails in Python removes its own files; a process killed while writing
+        can leave data files, deletion files, transaction files and temporary files that no
+        manifest names. This removes those last modified more than ``older_than_seconds``
+        ago (so writes in progress are never touched), in ``data/``, ``_deletions/``,
+        ``_transactions/`` and ``_versions/``; manifests and everything any version refers to
+        stay. Returns the paths removed (or that would be, with ``dry_run``).
+        """
+        import time as _time
+
+        from .deletion import DELETIONS_DIR, deletion_file_path
+        from .manifest import VERSIONS_DIR, parse_manifest_name
+
+        keep: set[str] = set()
+        for m in list_manifests(self._root):
+            loaded = read_manifest(m.path)
+            if loaded.manifest.transaction_file:
+                keep.add(os.path.join(self._root, "_transactions", os.path.basename(loaded.manifest.transaction_file)))
+            for f in loaded.manifest.fragments:
+                keep.update(os.path.normpath(os.path.join(self._root, "data", df.path)) for df in f.files)
+                if f.HasField("deletion_file"):
+                    keep.add(deletion_file_path(self._root, f.id, f.deletion_file))
+        cutoff = _time.time() - older_than_seconds
+        removed = []
+        for sub in ("data", DELETIONS_DIR, "_transactions", VERSIONS_DIR):
+            directory = os.path.join(self._root, sub)
+            try:
+                names = os.listdir(directory)
+            except FileNotFoundError:
+                continue
+            for name in names:
+                path = os.path.join(directory, name)
+                if path in keep or (sub == VERSIONS_DIR and (parse_manifest_name(name) or name.endswith(".json"))):
+                    continue
+                try:
+                    if not os.path.isfile(path) or os.path.getmtime(path) > cutoff:
+                        continue
+                    if not dry_run:
+                        os.unlink(path)
+                except OSError:
+                    continue
+                removed.append(path)
+        return removed
+
     def __repr__(self) -> str:
         return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")
