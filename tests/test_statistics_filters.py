@@ -71,8 +71,8 @@ def test_statistics_are_off_on_request_and_leave_the_schema_alone(tmp_path):
     assert lancefile.LanceFileReader(on).schema.metadata == {b"k": b"v"}
     assert lancefile.read_table(on).equals(lancefile.read_table(off), check_metadata=True)
     r = lancefile.LanceFileReader(on)
-    last = r._layout.global_buffers[-1]
-    assert bytes(r._source.read(last.position, len(STATISTICS_MAGIC))) == STATISTICS_MAGIC
+    stats = r._layout.global_buffers[-2]  # the last holds lancefile's checksums
+    assert bytes(r._source.read(stats.position, len(STATISTICS_MAGIC))) == STATISTICS_MAGIC
     # a user's global buffers keep their indices; the statistics come after them
     with lancefile.LanceFileWriter(str(tmp_path / "g.lance")) as w:
         w.write_batch(t)
@@ -178,7 +178,8 @@ def test_bad_filters_are_clear(tmp_path):
 
 def test_damaged_statistics_are_ignored_with_a_warning(tmp_path):
     t = pa.table({"a": list(range(100))})
-    path = _write(tmp_path, t)
+    # without checksums: with them, the damaged bytes are refused (tests/test_checksums.py)
+    path = _write(tmp_path, t, checksums=False)
     data = bytearray(open(path, "rb").read())
     r = lancefile.LanceFileReader(path)
     ref = r._layout.global_buffers[-1]
@@ -193,7 +194,7 @@ def test_damaged_statistics_are_ignored_with_a_warning(tmp_path):
         warnings.simplefilter("ignore", StatisticsWarning)
         assert lancefile.read_table(str(bad), filters=pc.field("a") > 95).column("a").to_pylist() == [96, 97, 98, 99]
     # statistics of another file (other row count) are refused, not trusted
-    other = _write(tmp_path, pa.table({"a": list(range(50))}), "other.lance")
+    other = _write(tmp_path, pa.table({"a": list(range(50))}), "other.lance", checksums=False)
     r2 = lancefile.LanceFileReader(other)
     ref2 = r2._layout.global_buffers[-1]
     swapped = bytearray(data)
@@ -315,3 +316,38 @@ def test_minmax_kernel_matches_its_python_twin(values, zone, width):
     want = binary_minmax_rows_py(offsets, data, valid, starts, ends)
     for g, w in zip(got, want):  # ties may pick another row: compare the values
         assert [values[i] if i >= 0 else None for i in g] == [values[i] if i >= 0 else None for i in w]
+
+
+def test_statistics_and_filters_for_every_ordered_type(tmp_path):
+    import datetime as dt
+    import decimal
+
+    n = 40
+    t = pa.table({
+        "dec": pa.array([decimal.Decimal(i) / 4 for i in range(n)], pa.decimal128(10, 2)),
+        "date": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=i) for i in range(n)], pa.date32()),
+        "time": pa.array([dt.time(0, 0, i) for i in range(n)], pa.time64("us")),
+        "dur": pa.array(list(range(n)), pa.duration("ms")),
+        "ts": pa.array(list(range(n)), pa.timestamp("us", tz="UTC")),
+        "dict": pa.array([f"v{i % 7}" for i in range(n)]).dictionary_encode(),
+        "lstr": pa.array([f"w{i:03d}" for i in range(n)], pa.large_string()),
+        "fsb": pa.array([bytes([i, 255 - i]) for i in range(n)], pa.binary(2)),
+        "h": pa.array(np.arange(n, dtype=np.float16)),
+    })
+    path = _write(tmp_path, t, statistics_zone_rows=16)
+    stats = lancefile.LanceFileReader(path).statistics()
+    assert set(stats) == set(t.column_names)
+    for name in t.column_names:
+        col = t.column(name)
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        for z in stats[name].to_pylist():
+            values = [v for v in col.slice(z["row_offset"], z["num_rows"]).to_pylist() if v is not None]
+            assert z["min"] <= min(values) and z["max"] >= max(values), name
+    cases = [pc.field("dec") > decimal.Decimal("7.5"), pc.field("date") < pa.scalar(dt.date(2020, 1, 5)),
+             pc.field("dur") >= pa.scalar(30, pa.duration("ms")), pc.field("dict") == "v3",
+             pc.field("lstr") >= "w035", pc.field("fsb") == pa.scalar(bytes([3, 252]), pa.binary(2))]
+    for f in cases:
+        assert lancefile.read_table(path, filters=f).equals(t.filter(f)), f
+    with pytest.raises(lancefile.InvalidInputError, match="halffloat"):  # pyarrow cannot compare float16
+        lancefile.read_table(path, filters=pc.field("h") > pa.scalar(np.float16(36)))
