@@ -13,7 +13,8 @@ in Spark's memory; then, in local mode (``local[2]`` by default), each operation
 ``--repeat`` times per format, alternating which format goes first, and the median is
 reported:
 
-* write: ``df.write.format("lance")`` vs ``df.write.parquet`` (overwrite) from the cache;
+* write: ``df.write.format("lance")`` (a new version of a Lance dataset) vs
+  ``df.write.parquet`` (overwrite) from the cache;
 * full read: ``spark.read...load(p).write.format("noop")``, which materialises every row;
 * ``count()`` and ``sum(value)`` on the whole table (no projection: Spark cannot tell a
   Python source which columns it needs, so lance reads all of them);
@@ -214,9 +215,14 @@ class Bench:
             lambda: df.write.mode("overwrite").parquet(self.parquet_path),
             note="from the cached DataFrame",
         )
-        self.data["lance_bytes"] = _du(Path(self.lance_path))
+        # the lance source writes a dataset: every overwrite is a new version and older versions'
+        # files stay (time travel), so count the latest version's data files only
+        import lancefile
+
+        lance_files = [p for f in lancefile.dataset(self.lance_path).get_fragments() for p in f.data_files()]
+        self.data["lance_bytes"] = sum(os.path.getsize(p) for p in lance_files)
         self.data["parquet_bytes"] = _du(Path(self.parquet_path))
-        self.data["lance_files"] = len(list(Path(self.lance_path).glob("*.lance")))
+        self.data["lance_files"] = len(lance_files)
         self.data["parquet_files"] = len(list(Path(self.parquet_path).glob("*.parquet")))
         df.unpersist()
 

@@ -119,9 +119,11 @@ try:
     out["projected_emb_sum"] = proj.agg(F.sum(F.element_at("emb", 4))).first()[0]
     mark("queries")
 
-    files = sorted(os.path.join(data_dir, f) for f in os.listdir(data_dir))
-    out["files"] = [os.path.basename(f) for f in files]
-    table = pa.concat_tables([lancefile.read_table(f) for f in files if f.endswith(".lance")])
+    out["entries"] = sorted(os.listdir(data_dir))
+    out["files"] = sorted(os.listdir(os.path.join(data_dir, "data")))
+    ds = lancefile.dataset(data_dir)
+    out["referenced"] = sorted(os.path.basename(p) for f in ds.get_fragments() for p in f.data_files())
+    table = ds.to_table()
     out["file_schema"] = str(table.schema)
     out["file_emb_type"] = str(table.schema.field("emb").type)
     file_rows = sorted((norm(r) for r in table.to_pylist()), key=lambda r: r["id"])
@@ -377,10 +379,10 @@ def test_write_and_read_on_a_standalone_cluster(tmp_path: Path) -> None:
         assert out["projected_columns"] == ["id", "emb"]
         assert out["projected_emb_sum"] == float(sum(i + 3 for i in range(ROWS)))
         assert out["file_emb_type"].startswith("fixed_size_list<"), out["file_schema"]
-        lance_files = [f for f in out["files"] if f.endswith(".lance")]
-        assert len(lance_files) == 3 and all(f.startswith("part-") for f in lance_files), out["files"]
-        assert lance_files == out["files"], f"the commit left something else behind: {out['files']}"
-        assert sorted(p.name for p in data_dir.iterdir()) == lance_files
+        # a Lance dataset: one data file per task, all referenced by its one version, nothing else left
+        assert out["entries"] == ["_transactions", "_versions", "data"], out["entries"]
+        assert len(out["files"]) == 3 and out["files"] == out["referenced"], out
+        assert sorted(p.name for p in (data_dir / "data").iterdir()) == out["files"]
         strays = [str(p) for p in dirs["work"].rglob("*") if p.name in ("table", "_temporary") or p.suffix == ".lance"]
         assert not strays, f"files written relative to the executor's directory: {strays}"
 
@@ -393,7 +395,7 @@ def test_write_and_read_on_a_standalone_cluster(tmp_path: Path) -> None:
         )
         assert pipeline.returncode == 0, f"{pipeline.stdout[-2000:]}\n{pipeline.stderr[-3000:]}\n{diagnostics()}"
         assert "3,000 written and read back" in pipeline.stdout, pipeline.stdout
-        assert sum(lancefile.LanceFileReader(str(f)).num_rows() for f in pipe_out.glob("*.lance")) == 3000
+        assert lancefile.dataset(str(pipe_out)).count_rows() == 3000
         failed = False
         print(f"\ncluster test: master up {t_master - t0:.1f} s, worker alive {t_worker - t_master:.1f} s later, "
               f"driver done {t_job - t_driver:.1f} s after its start (its own clock: {out['timings']})")

@@ -21,25 +21,34 @@ from tests.spark.conftest import lance_files
 
 
 def _all_rows(path: str) -> pa.Table:
-    return pa.concat_tables([lancefile.read_table(os.path.join(path, f)) for f in lance_files(path)])
+    return lancefile.dataset(path).to_table()
 
 
 def test_pipeline_on_the_generated_sample(spark, tmp_path):
+    import lance
+
     out = str(tmp_path / "out")
     text = io.StringIO()
     cfg = PipelineConfig(rows=3000, dim=8, out=out, partitions=2, max_rows_per_file=1000, stop_spark=False)
     summary = run_pipeline(cfg, out=text)
     table = _all_rows(out)
     assert summary["rows"] == table.num_rows == 3000
-    assert summary["files"] == len(lance_files(out)) == 4
-    assert summary["bytes"] == sum(os.path.getsize(os.path.join(out, f)) for f in lance_files(out))
+    ds = lancefile.dataset(out)
+    files = [p for f in ds.get_fragments() for p in f.data_files()]
+    assert summary["files"] == len(files) == len(lance_files(out)) >= 4  # every file under out is referenced
+    assert summary["bytes"] == sum(os.path.getsize(p) for p in files)
+    assert [v["version"] for v in summary["versions"]] == [1, 2] and summary["version"] == ds.version == 2
+    assert summary["versions"][1]["rows"] == 3000 and 0 < summary["appended"] < 3000
+    assert summary["versions"][0]["rows"] == lancefile.dataset(out, version=1).count_rows() == 3000 - summary["appended"]
     want = pc.sum(pc.and_(pc.equal(table["category"], "sports"), pc.greater(table["score"], 0.5))).as_py()
     assert summary["matched"] == want > 0
     assert table.schema.field("emb").type.list_size == 8
     assert sorted(table.column("id").to_pylist()) == list(range(3000))
-    assert reference_read(os.path.join(out, lance_files(out)[0])).num_rows == 1000
+    assert reference_read(files[0]).num_rows <= 1000
+    assert lance.dataset(out).count_rows() == 3000 and lance.dataset(out, version=1).count_rows() == 3000 - summary["appended"]
     printed = text.getvalue()
-    assert "[5/5]" in printed and "summary" in printed and "3,000 written and read back" in printed
+    assert "[6/6]" in printed and "summary" in printed and "3,000 written and read back" in printed
+    assert "versions: 1 (" in printed
     assert len(summary["sample"]) == 5 and all(r["category"] == "sports" for r in summary["sample"])
 
 
@@ -63,9 +72,12 @@ def test_pipeline_from_a_user_file(spark, tmp_path, fmt):
     (["--source", "{tmp}/data.txt"], "cannot tell the format of"),
     (["--rows", "0"], "--rows and --dim must be positive"),
     (["--out", "{tmp}/data.txt"], "is a file"),
+    (["--out", "{tmp}/files"], "holds Lance files that are not a dataset"),
 ])
 def test_bad_input_fails_fast_with_status_2(tmp_path, capsys, args, message):
     (tmp_path / "data.txt").write_text("x")
+    (tmp_path / "files").mkdir()
+    lancefile.write_table(pa.table({"x": [1]}), str(tmp_path / "files" / "part-0.lance"))
     status = cli_main(["pipeline", *[a.format(tmp=tmp_path) for a in args]])
     assert status == 2
     assert message in capsys.readouterr().err

@@ -1,4 +1,8 @@
-"""Writing through the Spark source: save modes, file caps, options, failures and commits."""
+"""Writing through the Spark source: save modes, file caps, options, failures and commits.
+
+Tests of the file-per-task layout say ``format=files``; dataset writes (the default) are
+tested in ``test_spark_datasets.py``.
+"""
 
 from __future__ import annotations
 
@@ -19,10 +23,10 @@ def _ids(spark, path) -> list[int]:
 
 
 def test_append_and_overwrite(spark, out):
-    spark.range(10).repartition(2).write.format("lance").mode("append").save(out)
+    spark.range(10).repartition(2).write.format("lance").mode("append").option("format", "files").save(out)
     first = lance_files(out)
     assert len(first) == 2
-    spark.range(10, 15).coalesce(1).write.format("lance").mode("append").save(out)
+    spark.range(10, 15).coalesce(1).write.format("lance").mode("append").save(out)  # a files directory stays one
     assert _ids(spark, out) == list(range(15))
     assert set(first) < set(lance_files(out))
 
@@ -57,19 +61,21 @@ def test_spark_refuses_error_and_ignore_modes_itself(spark, out):
 
 
 def test_rows_and_bytes_per_file(spark, out):
-    spark.range(1000).coalesce(1).write.format("lance").mode("append").option("maxRowsPerFile", "300").save(out)
+    (spark.range(1000).coalesce(1).write.format("lance").mode("append").option("format", "files")
+       .option("maxRowsPerFile", "300").save(out))
     files = lance_files(out)
     assert [lancefile.LanceFileReader(os.path.join(out, f)).num_rows() for f in files] == [300, 300, 300, 100]
 
     by_bytes = out + "-bytes"
     df = spark.sql("select id, repeat('x', 1000) as s from range(2000)").coalesce(1)
-    df.write.format("lance").mode("append").option("maxBytesPerFile", str(400_000)).save(by_bytes)
+    df.write.format("lance").mode("append").option("format", "files").option("maxBytesPerFile", str(400_000)).save(by_bytes)
     rows = [lancefile.LanceFileReader(os.path.join(by_bytes, f)).num_rows() for f in lance_files(by_bytes)]
     assert sum(rows) == 2000 and len(rows) >= 5 and max(rows) <= 400
 
 
 def test_empty_dataframe_leaves_a_readable_schema(spark, out):
-    spark.sql("select id, cast(id as string) s from range(0)").write.format("lance").mode("append").save(out)
+    (spark.sql("select id, cast(id as string) s from range(0)").write.format("lance").mode("append")
+       .option("format", "files").save(out))
     assert len(lance_files(out)) == 1
     back = spark.read.format("lance").load(out)
     assert back.count() == 0 and back.columns == ["id", "s"]
@@ -77,7 +83,7 @@ def test_empty_dataframe_leaves_a_readable_schema(spark, out):
 
 def test_vectors_and_field_metadata(spark, out):
     df = spark.sql("select id, array(cast(id as float), 1.0f, 2.0f) as emb, concat(repeat('ab', 50), id) as text from range(300)")
-    (df.coalesce(1).write.format("lance").mode("append")
+    (df.coalesce(1).write.format("lance").mode("append").option("format", "files")
        .option("vectorColumns", "emb=3")
        .option("lance-encoding:compression", "text=zstd")
        .option("version", "2.0").option("maxPageBytes", str(1 << 20))
@@ -98,7 +104,7 @@ def test_vector_length_mismatch_names_the_column(spark, out):
     df = spark.sql("select id, if(id = 5, array(1.0f), array(1.0f, 2.0f)) as emb from range(10)").coalesce(1)
     with pytest.raises(Exception, match=r"vector column 'emb': a row has 1 values, expected 2"):
         df.write.format("lance").mode("append").option("vectorColumns", "emb=2").save(out)
-    assert lance_files(out) == []
+    assert lance_files(out) == [] and not os.path.exists(os.path.join(out, "_versions"))
 
 
 @pytest.mark.parametrize("option, value, message", [
@@ -108,6 +114,8 @@ def test_vector_length_mismatch_names_the_column(spark, out):
     ("maxRowsPerFile", "lots", r"maxrowsperfile"),
     ("lance-encoding:compression", "zstd", r"column=value"),
     ("compresion", "zstd", r"unknown write option 'compresion'"),
+    ("format", "parquet", r"option 'format' must be one of dataset, files"),
+    ("maxPageBytes", "65536", r"maxPageBytes applies to format=files"),
 ])
 def test_bad_write_options_are_named(spark, out, option, value, message):
     with pytest.raises(Exception, match=message):
@@ -142,7 +150,7 @@ def test_a_failing_task_leaves_no_visible_file(spark, out):
     from pyspark.sql import functions as fn
     from pyspark.sql.types import LongType
 
-    spark.range(3).coalesce(1).write.format("lance").mode("append").save(out)  # data that must survive
+    spark.range(3).coalesce(1).write.format("lance").mode("append").option("format", "files").save(out)  # must survive
     before = lance_files(out)
     boom = fn.udf(_boom_after(1500, always=True), LongType())
     df = spark.range(0, 2000, numPartitions=2).select(boom("id").alias("id"))
@@ -161,7 +169,7 @@ def test_commit_removes_what_failed_attempts_left(spark, out):
 
     boom = fn.udf(_boom_after(1500, always=False), LongType())
     df = spark.range(0, 2000, numPartitions=2).select(boom("id").alias("id"))
-    df.write.format("lance").mode("append").option("maxRowsPerFile", "100").save(out)
+    df.write.format("lance").mode("append").option("format", "files").option("maxRowsPerFile", "100").save(out)
     assert _ids(spark, out) == list(range(2000))
     assert len(lance_files(out)) == 20
     assert all_entries(out) == lance_files(out)  # the failed attempt's 5 staged files are gone

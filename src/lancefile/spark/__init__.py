@@ -1,24 +1,33 @@
-"""Read and write Lance files from Apache Spark (PySpark's Python Data Source API).
+"""Read and write Lance datasets and files from Apache Spark (PySpark's Python Data Source API).
 
 Register once per session, then use the ``lance`` format like ``parquet``::
 
     import lancefile.spark
     lancefile.spark.register(spark)
 
-    df = spark.read.format("lance").load("/data/events")          # a file, a directory or a glob
+    df = spark.read.format("lance").load("/data/events")          # a dataset (latest version),
+                                                                   # a file, a directory or a glob
+    df = spark.read.format("lance").option("version", 3).load("/data/events")   # time travel
     df = (spark.read.format("lance").option("columns", "id, emb")  # read only these columns
           .load("/data/events"))
-    df.write.format("lance").mode("append").save("/data/out")      # append or overwrite
+    df.write.format("lance").mode("append").save("/data/out")      # one new dataset version
     lancefile.spark.save(df, "/data/out", mode="error")             # error / ignore too
 
     spark.sql("CREATE TEMPORARY VIEW events USING lance OPTIONS (path '/data/events')")
 
 Reading
-    Each task reads one file or a row range of a large one (``splitRows``; by default
-    about 128 MiB of file per split). Spark has no column-pruning hook for Python
-    sources, so say which columns you want: the ``columns`` option, or a narrower schema
-    (``spark.read.format("lance").schema("id bigint, text string")``). All files under a
-    path must share one schema; if they don't, the error names two files that disagree.
+    A Lance dataset (a directory with ``_versions/``, as ``lance.write_dataset`` and this
+    source write) is read at its latest version, or at ``option("version", N)``, as pylance
+    reads it: deleted rows, older versions' files and pre-compaction files are never read.
+    The version is fixed when the query is planned. Each task reads one fragment, or a
+    range of its rows (``splitRows``; by default about 128 MiB of data per split). Any other
+    path is a Lance file, a directory of Lance files (searched recursively) or a glob, split
+    by file and row range the same way; a dataset met inside such a directory is refused
+    rather than read as loose files, and a directory with neither gets a clear error.
+    Spark has no column-pruning hook for Python sources, so say which columns you want: the
+    ``columns`` option, or a narrower schema (``spark.read.format("lance").schema("id
+    bigint, text string")``). All files under a path must share one schema; if they don't,
+    the error names two files that disagree.
 
 Filters
     Off by default, because Spark 4.x caches the plan it built while pushing filters on
@@ -31,13 +40,24 @@ Filters
     lancefile on the Arrow batches, and the rest by Spark. Answers are the same either way.
 
 Writing
-    Each task writes its own ``part-*.lance`` files (``maxRowsPerFile``,
-    ``maxBytesPerFile``) under a temporary name; the driver's commit makes them visible
-    and removes what failed or duplicated attempts left. Options: ``version``,
-    ``maxPageBytes``, ``vectorColumns`` (``emb=768``: store as fixed_size_list),
-    ``lance-encoding:<key>`` = ``column=value,...`` (field metadata such as
-    ``lance-encoding:compression`` = ``text=zstd``). See :mod:`lancefile.spark.types` for
-    the type mapping and :mod:`lancefile.spark.options` for every option.
+    By default a write job commits **one new version of a Lance dataset** (pylance and
+    lance-spark open it): ``append`` adds fragments (a new or empty path gets a new
+    dataset), ``overwrite`` replaces the rows and may change the schema, and older versions
+    stay readable. Tasks write their rows as data files (``maxRowsPerFile`` rows each, one
+    fragment per file; ``maxBytesPerFile``) in a staging directory of their own; the driver
+    moves the winning attempts' files into the dataset and commits them in one atomic
+    step; a failed job commits nothing and removes what its tasks wrote (see
+    :mod:`lancefile.spark.datasets`). An append must have the dataset's columns (matched by
+    name) with the Spark types the dataset reads as, or it is refused before any task runs;
+    the dataset's schema then decides the stored types, vectors and field metadata.
+    ``option("format", "files")`` writes plain ``part-*.lance`` files instead (the layout
+    before datasets), which is also what a write into an existing directory of plain Lance
+    files does unless ``format`` says ``dataset``. Options: ``version`` (Lance file version
+    of the data files), ``maxPageBytes`` (``format=files`` only), ``vectorColumns``
+    (``emb=768``: store as fixed_size_list), ``lance-encoding:<key>`` = ``column=value,...``
+    (field metadata such as ``lance-encoding:compression`` = ``text=zstd``). See
+    :mod:`lancefile.spark.types` for the type mapping and :mod:`lancefile.spark.options` for
+    every option.
 
 Spark limitations we cannot fix
     * ``mode("error")`` and ``mode("ignore")`` are refused by Spark for Python sources:
@@ -77,7 +97,7 @@ def register(spark, *, push_filters: bool = False) -> None:
 
 
 def save(df, path: str, mode: str = "error", **options) -> None:
-    """Write ``df`` to ``path`` as Lance files with any save mode, as ``df.write.save`` would.
+    """Write ``df`` to ``path`` (a Lance dataset by default) with any save mode, as ``df.write.save`` would.
 
     ``mode`` is ``"error"`` (default; also ``"errorifexists"``), ``"ignore"``,
     ``"append"`` or ``"overwrite"``. ``options`` are the write options of the ``lance``

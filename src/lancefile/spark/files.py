@@ -1,9 +1,13 @@
 """Finding the Lance files behind a path, and agreeing on their schema.
 
-A path is a file, a directory (searched recursively; names starting with ``.`` or ``_``
-are skipped, as Spark does, which also hides unfinished writes in ``_temporary``), or a
-glob (``/data/2026-*/*.lance``, ``**`` allowed). ``file://`` URIs are accepted; other
-schemes are refused with a clear error since lancefile reads local or mounted files.
+A path is a Lance dataset (a directory with ``_versions/``: read through its manifest, see
+:mod:`lancefile.spark.datasets`), a file, a directory (searched recursively; names starting
+with ``.`` or ``_`` are skipped, as Spark does, which also hides unfinished writes in
+``_temporary``), or a glob (``/data/2026-*/*.lance``, ``**`` allowed). A dataset met
+inside a directory or glob, or its ``data/`` directory, is refused: its files hold deleted
+rows and old versions, so reading them as loose files would be silently wrong.
+``file://`` URIs are accepted; other schemes are refused with a clear error since
+lancefile reads local or mounted files.
 
 Example::
 
@@ -25,9 +29,11 @@ import pyarrow as pa
 from ..errors import InvalidInputError, LanceIOError, SchemaMismatchError
 from ..reader import LanceFileReader
 
-__all__ = ["LanceFileInfo", "list_lance_files", "scan_files", "common_schema", "local_path", "is_hidden"]
+__all__ = ["LanceFileInfo", "list_lance_files", "scan_files", "common_schema", "local_path", "is_hidden",
+           "is_dataset", "resolve_name", "row_ranges"]
 
 LANCE_SUFFIX = ".lance"
+VERSIONS_DIR = "_versions"  # what makes a directory a Lance dataset
 
 
 @dataclass(frozen=True)
@@ -56,9 +62,25 @@ def is_hidden(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def _walk(directory: str) -> list[str]:
+def is_dataset(path: str) -> bool:
+    """Whether ``path`` (a local path) is the directory of a Lance dataset."""
+    return os.path.isdir(os.path.join(path, VERSIONS_DIR))
+
+
+def _refuse_dataset_parts(directory: str, path: str) -> None:
+    """A dataset, or a dataset's ``data/``, reached while listing loose files is an error."""
+    for d in (directory, os.path.dirname(directory)):
+        if is_dataset(d):
+            raise LanceIOError(
+                f"{d} is a Lance dataset, met while listing the Lance files of {path}: read it by its own "
+                f"path (its files also hold deleted rows and older versions, so they are not read loose)"
+            )
+
+
+def _walk(directory: str, path: str) -> list[str]:
     found = []
     for root, dirs, files in os.walk(directory):
+        _refuse_dataset_parts(root, path)
         dirs[:] = sorted(d for d in dirs if not is_hidden(d))
         found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(LANCE_SUFFIX) and not is_hidden(f))
     return found
@@ -70,16 +92,21 @@ def list_lance_files(path: str, *, must_exist: bool = True) -> list[str]:
     if glob.has_magic(p):
         files: list[str] = []
         for hit in sorted(glob.glob(p, recursive=True)):
-            files.extend(_walk(hit) if os.path.isdir(hit) else [hit] if hit.endswith(LANCE_SUFFIX) else [])
+            if os.path.isdir(hit):
+                files.extend(_walk(hit, path))
+            elif hit.endswith(LANCE_SUFFIX):
+                _refuse_dataset_parts(os.path.dirname(hit), path)
+                files.append(hit)
         if not files and must_exist:
             raise LanceIOError(f"no Lance files match {path}")
         return sorted(set(files))
     if os.path.isfile(p):
         return [p]
     if os.path.isdir(p):
-        files = _walk(p)
+        files = _walk(p, path)
         if not files and must_exist:
-            raise LanceIOError(f"no .lance files under {path}")
+            raise LanceIOError(f"{path} is neither a Lance dataset (it has no {VERSIONS_DIR}/ directory) nor a "
+                               f"directory of Lance files (no .lance files under {path})")
         return files
     if must_exist:
         raise LanceIOError(f"path does not exist: {path}")
@@ -134,3 +161,32 @@ def common_schema(infos: list[LanceFileInfo]) -> pa.Schema:
             if b.nullable and not a.nullable:
                 fields[i] = a.with_nullable(True)
     return pa.schema(fields, metadata=first.schema.metadata)
+
+
+def row_ranges(num_rows: int, num_bytes: int, split_rows: int | None, split_bytes: int) -> list[tuple[int, int]]:
+    """Row ranges ``[start, stop)`` of ``split_rows`` rows (by default about ``split_bytes`` each)."""
+    rows = split_rows or max(1, int(split_bytes * num_rows / max(num_bytes, 1)))
+    return [(start, min(start + rows, num_rows)) for start in range(0, num_rows, rows)]
+
+
+def resolve_name(name: str, schema: pa.Schema) -> str:
+    """``name`` (dotted for nested fields) spelled as in ``schema``; Spark matches names
+    case-insensitively, and so do we when exactly one field matches."""
+    if "." not in name and name in schema.names:
+        return name
+    parts, out = name.split("."), []
+    fields = list(schema)
+    for part in parts:
+        exact = [f for f in fields if f.name == part]
+        folded = exact or [f for f in fields if f.name.lower() == part.lower()]
+        if len(folded) != 1:
+            return name  # unknown or ambiguous: the reader reports it
+        f = folded[0]
+        out.append(f.name)
+        t = f.type
+        while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            fields = [t.value_field]
+            t = None
+        if t is not None:
+            fields = [t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else []
+    return ".".join(out)

@@ -1,15 +1,18 @@
-"""The main job: a Spark pipeline from a source table to Lance files and back.
+"""The main job: a Spark pipeline from a source table to a Lance dataset and back.
 
 ``lancefile pipeline`` starts Spark (local mode unless ``--master`` says otherwise),
 takes a source (a Parquet, CSV or JSON path, or a generated sample of an ML table with
-ids, text, categories, timestamps, scores and embedding vectors), writes it as Lance
-files through the ``lance`` data source, reads them back with a projection and a filter,
-checks the files with lancefile directly, and prints a summary.
+ids, text, categories, timestamps, scores and embedding vectors), writes it as a Lance
+dataset through the ``lance`` data source in two commits (most rows with ``overwrite``,
+the rest with ``append``: two dataset versions), reads the latest version back with a
+projection and a filter, checks the dataset with lancefile alone (no Spark, no pylance:
+rows of the latest and of the first version, a scan), and prints a summary with the
+dataset's versions. The output opens with ``lance.dataset(out)`` as well.
 
 Example::
 
     $ lancefile pipeline                                  # 200,000 generated rows, local[*]
-    $ lancefile pipeline --source events.parquet --out /data/events.lance-dir \\
+    $ lancefile pipeline --source events.parquet --out /data/events.lance \\
           --columns id,kind --where "kind = 'click'"
     $ lancefile pipeline --master spark://10.0.0.5:7077 --out /shared/out     # a cluster
 """
@@ -32,6 +35,7 @@ __all__ = ["PipelineConfig", "run_pipeline", "main", "sample_dataframe"]
 
 SOURCE_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json"}
 CATEGORIES = ("books", "music", "sports", "news", "games", "travel", "food", "science")
+APPEND_SHARE = 0.1  # of the source's rows, written by the second commit
 WORDS = ("lance", "spark", "vector", "table", "column", "page", "arrow", "embedding", "query", "file",
          "batch", "model", "image", "token", "index", "search", "score", "label", "train", "data")
 
@@ -139,19 +143,27 @@ def _first_rows(df, n: int) -> list:
     return df.limit(n).collect()
 
 
-def _dir_size(path: str) -> tuple[int, int]:
-    from .files import list_lance_files
+def _data_files(ds) -> tuple[int, int]:
+    """Data files of a dataset version, and their bytes."""
+    paths = [p for frag in ds.get_fragments() for p in frag.data_files()]
+    return len(paths), sum(os.path.getsize(p) for p in paths)
 
-    files = list_lance_files(path, must_exist=False)
-    return len(files), sum(os.path.getsize(f) for f in files)
+
+def _check_out(target: str) -> None:
+    """``--out`` must be a directory that is a Lance dataset, or holds no Lance files yet."""
+    from .files import is_dataset, list_lance_files
+
+    if os.path.isfile(target):
+        raise InvalidInputError(f"--out {target} is a file; give a directory (it is overwritten)")
+    if os.path.isdir(target) and not is_dataset(target) and list_lance_files(target, must_exist=False):
+        raise InvalidInputError(f"--out {target} holds Lance files that are not a dataset (an earlier run's?); "
+                                f"remove them or choose another directory")
 
 
 def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
-    """Run the job; returns the summary it prints (rows, files, bytes, timings, sample rows)."""
+    """Run the job; returns the summary it prints (rows, versions, files, bytes, timings, sample rows)."""
     import lancefile
     import lancefile.spark as ls
-
-    from .files import list_lance_files
 
     generated = cfg.source is None
     target = cfg.out or tempfile.mkdtemp(prefix="lancefile-pipeline-")
@@ -159,9 +171,8 @@ def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
     if cfg.rows <= 0 or cfg.dim <= 0:
         raise InvalidInputError("--rows and --dim must be positive")
     fmt = None if generated else source_format(cfg)
-    if os.path.isfile(target):
-        raise InvalidInputError(f"--out {target} is a file; give a directory (it is overwritten)")
-    progress = Progress(5, out)
+    _check_out(target)
+    progress = Progress(6, out)
     with progress.step(f"starting Spark ({cfg.master})"):
         conf = {"spark.sql.session.timeZone": "UTC", **cfg.conf}
         spark = ls.session(cfg.master, "lancefile-pipeline", **conf)
@@ -173,17 +184,25 @@ def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
             if cfg.partitions and not generated:
                 df = df.repartition(cfg.partitions)
             print(f"      schema: {df.schema.simpleString()}", file=out)
+            # two deterministic, complementary parts: one commit each
+            first, second = df.randomSplit([1 - APPEND_SHARE, APPEND_SHARE], seed=11)
 
-        options = {}
+        options = {"format": "dataset"}
         vectors = cfg.vector_columns or (f"emb={cfg.dim}" if generated else None)
         if vectors:
             options["vectorColumns"] = vectors
         if cfg.max_rows_per_file:
             options["maxRowsPerFile"] = str(cfg.max_rows_per_file)
-        with progress.step(f"writing Lance files with Spark to {target}"):
-            ls.save(df, target, mode="overwrite", **options)
-            n_files, n_bytes = _dir_size(target)
-            print(f"      {n_files} file(s), {format_size(n_bytes)}", file=out)
+        with progress.step(f"writing a Lance dataset with Spark to {target} (overwrite)"):
+            ls.save(first, target, mode="overwrite", **options)
+            written = lancefile.dataset(target)
+            print(f"      version {written.version}: {written.count_rows():,} rows", file=out)
+        with progress.step(f"appending {APPEND_SHARE:.0%} of the rows (a second commit)"):
+            ls.save(second, target, mode="append", **options)
+            ds = lancefile.dataset(target)
+            n_files, n_bytes = _data_files(ds)
+            print(f"      version {ds.version}: {ds.count_rows():,} rows, {len(ds.get_fragments())} fragment(s), "
+                  f"{n_files} data file(s), {format_size(n_bytes)}", file=out)
 
         columns = cfg.columns or (["id", "category", "ts", "score"] if generated else None)
         where = cfg.where if cfg.where is not None else ("category = 'sports' AND score > 0.5" if generated else None)
@@ -194,17 +213,24 @@ def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
                 reader = reader.option("columns", ",".join(columns))
             back = reader.load(target)
             total = spark.read.format("lance").load(target).count()
+            before = spark.read.format("lance").option("version", written.version).load(target).count()
             selected = back.where(where) if where else back
             matched = selected.count()
             rows = _first_rows(selected, cfg.show)
-            print(f"      {total:,} rows in the files, {matched:,} match", file=out)
+            print(f"      {total:,} rows in version {ds.version} ({before:,} in version {written.version}), "
+                  f"{matched:,} match", file=out)
 
-        with progress.step("checking the files with lancefile (no Spark)"):
-            files = list_lance_files(target)
-            direct = sum(lancefile.LanceFileReader(f).num_rows() for f in files)
-            versions = sorted({lancefile.LanceFileReader(f).version for f in files})
-            if direct != total:
-                raise LanceError(f"lancefile counts {direct} rows in {target}, Spark counted {total}")
+        with progress.step("checking the dataset with lancefile (no Spark)"):
+            scanned = sum(b.num_rows for b in ds.to_batches(columns=[ds.schema.names[0]], batch_size=1 << 16))
+            counts = {"Spark": total, "lancefile's count": ds.count_rows(), "lancefile's scan": scanned}
+            if len(set(counts.values())) != 1:
+                raise LanceError(f"{target} version {ds.version}: the row counts disagree: {counts}")
+            if written.count_rows() != before:
+                raise LanceError(f"{target} version {written.version}: lancefile counts {written.count_rows()} rows, "
+                                 f"Spark counted {before}")
+            history = ds.versions()[-10:]
+            versions = [{"version": v["version"], "timestamp": v["timestamp"].isoformat(sep=" ", timespec="seconds"),
+                         "rows": ds.checkout_version(v["version"]).count_rows()} for v in history]
     finally:
         if cfg.stop_spark:
             spark.stop()
@@ -213,9 +239,13 @@ def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
         "source": cfg.source or "generated sample",
         "output": target,
         "rows": total,
+        "appended": total - before,
+        "version": ds.version,
+        "versions": versions,
+        "fragments": len(ds.get_fragments()),
         "files": n_files,
         "bytes": n_bytes,
-        "versions": versions,
+        "file_version": ds.data_storage_version,
         "matched": matched,
         "seconds": {k: round(v, 2) for k, v in progress.times.items()},
         "total_seconds": round(time.perf_counter() - progress.start, 2),
@@ -231,9 +261,12 @@ def _print_summary(s: dict, out) -> None:
     print("", file=out)
     print("summary", file=out)
     print(f"  source:   {s['source']}", file=out)
-    print(f"  output:   {s['output']}  ({s['files']} Lance file(s), version {', '.join(s['versions'])}, "
-          f"{format_size(s['bytes'])})", file=out)
-    print(f"  rows:     {s['rows']:,} written and read back; {s['matched']:,} match the filter", file=out)
+    print(f"  output:   {s['output']}  (a Lance dataset at version {s['version']}: {s['fragments']} fragment(s), "
+          f"{s['files']} data file(s) of Lance {s['file_version']}, {format_size(s['bytes'])})", file=out)
+    print(f"  rows:     {s['rows']:,} written and read back ({s['appended']:,} of them appended); "
+          f"{s['matched']:,} match the filter", file=out)
+    print("  versions: " + "; ".join(f"{v['version']} ({v['timestamp']}, {v['rows']:,} rows)" for v in s["versions"]),
+          file=out)
     print(f"  time:     {s['total_seconds']:.1f} s in all", file=out)
     for label, sec in s["seconds"].items():
         print(f"            {sec:6.1f} s  {label}", file=out)
@@ -249,7 +282,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="a Parquet, CSV or JSON file or directory (default: a generated sample)")
     p.add_argument("--format", dest="source_format", choices=("parquet", "csv", "json"),
                    help="the source's format when its name does not tell")
-    p.add_argument("--out", help="output directory of Lance files (default: a new temp dir)")
+    p.add_argument("--out", help="output Lance dataset directory (default: a new temp dir); a dataset there "
+                                 "gets new versions")
     p.add_argument("--rows", type=int, default=200_000, help="rows of the generated sample (default 200,000)")
     p.add_argument("--dim", type=int, default=64, help="embedding dimension of the sample (default 64)")
     p.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"),
@@ -257,7 +291,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", type=lambda s: [c.strip() for c in s.split(",") if c.strip()],
                    help="columns to read back, comma separated")
     p.add_argument("--where", help="a Spark SQL filter for the read-back")
-    p.add_argument("--max-rows-per-file", type=int, help="cap on rows per Lance file")
+    p.add_argument("--max-rows-per-file", type=int, help="cap on rows per data file (= fragment)")
     p.add_argument("--vector-columns", help="columns to store as fixed-size vectors: name=dim,...")
     p.add_argument("--partitions", type=int, help="Spark partitions (= write tasks)")
     p.add_argument("--show", type=int, default=5, help="rows to print (default 5)")

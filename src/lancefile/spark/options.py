@@ -4,19 +4,27 @@ Spark passes options as strings in a case-insensitive map (keys arrive lower-cas
 column names are given in option *values*, never in keys.
 
 Read options
-    ``path`` (a file, a directory searched recursively, or a glob), ``columns`` (comma
-    separated; dotted names reach into structs), ``batchSize`` (rows per Arrow batch,
-    default 8192), ``splitRows`` (target rows per input partition; by default a split
-    holds about ``splitBytes``, 128 MiB, of the file), ``pushFilters`` (``true`` lets the
-    source apply Spark's filters itself; see :mod:`lancefile.spark`).
+    ``path`` (a Lance dataset directory, a Lance file, a directory of Lance files searched
+    recursively, or a glob), ``version`` (of a dataset: read that version instead of the
+    latest), ``columns`` (comma separated; dotted names reach into structs),
+    ``batchSize`` (rows per Arrow batch, default 8192), ``splitRows`` (target rows per
+    input partition; by default a split holds about ``splitBytes``, 128 MiB, of the file
+    or fragment), ``pushFilters`` (``true`` lets the source apply Spark's filters itself;
+    see :mod:`lancefile.spark`).
 
 Write options
-    ``version`` (file format version, default ``2.2``), ``maxPageBytes``,
+    ``format`` (``dataset``: commit one version of a Lance dataset per job, the default
+    unless the path is an existing directory of plain Lance files; ``files``: one
+    ``part-*.lance`` file per task or more, the layout of lancefile before datasets),
+    ``version`` (Lance file format version of the data files: ``2.2`` by default; an
+    append to a dataset uses the dataset's unless this says otherwise),
     ``maxRowsPerFile``, ``maxBytesPerFile`` (of Arrow data; a task rolls over to a new
-    file when one is reached), ``vectorColumns`` (``emb=768,img=512``: store these
-    ``array<float>`` columns as ``fixed_size_list``), and any ``lance-encoding:<key>``
-    with value ``column=setting,...`` (e.g. ``lance-encoding:compression`` =
-    ``text=zstd``), which becomes that column's field metadata.
+    file when one is reached), ``maxPageBytes`` (``format=files`` only),
+    ``vectorColumns`` (``emb=768,img=512``: store these ``array<float>`` columns as
+    ``fixed_size_list``), and any ``lance-encoding:<key>`` with value
+    ``column=setting,...`` (e.g. ``lance-encoding:compression`` = ``text=zstd``), which
+    becomes that column's field metadata. An append to a dataset keeps the dataset's
+    schema: its vectors and field metadata.
 
 Example::
 
@@ -24,6 +32,8 @@ Example::
     ('id', 'emb')
     >>> WriteOptions.parse({"path": "/out", "vectorcolumns": "emb=4"}).vector_columns
     {'emb': 4}
+    >>> ReadOptions.parse({"path": "/data/ds", "version": "3"}).version
+    3
 """
 
 from __future__ import annotations
@@ -40,8 +50,10 @@ DEFAULT_BATCH_SIZE = 8192
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 ENCODING_PREFIX = "lance-encoding:"
 
-_READ_KEYS = {"path", "paths", "columns", "batchsize", "splitrows", "splitbytes", "pushfilters"}
-_WRITE_KEYS = {"path", "version", "maxpagebytes", "maxrowsperfile", "maxbytesperfile", "vectorcolumns"}
+_READ_KEYS = {"path", "paths", "version", "columns", "batchsize", "splitrows", "splitbytes", "pushfilters"}
+_WRITE_KEYS = {"path", "format", "version", "maxpagebytes", "maxrowsperfile", "maxbytesperfile", "vectorcolumns"}
+#: Values of the ``format`` write option.
+FORMATS = ("dataset", "files")
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -99,6 +111,7 @@ class ReadOptions:
     """Checked read options (see the module docstring)."""
 
     path: str
+    version: int | None = None
     columns: tuple[str, ...] | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
     split_rows: int | None = None
@@ -114,8 +127,18 @@ class ReadOptions:
             columns = tuple(c.strip() for c in str(opts["columns"]).split(",") if c.strip())
             if not columns:
                 raise InvalidInputError("option 'columns' names no column")
+        version = opts.get("version")
+        if version is not None and str(version).strip() != "":
+            try:
+                version = int(str(version).strip())
+            except ValueError:
+                raise InvalidInputError(f"option 'version' (a dataset version to read) must be a number, "
+                                        f"not {opts['version']!r}") from None
+        else:
+            version = None
         return cls(
             path=_path(opts),
+            version=version,
             columns=columns,
             batch_size=_positive(opts, "batchsize", DEFAULT_BATCH_SIZE),
             split_rows=_positive(opts, "splitrows", None),
@@ -129,7 +152,8 @@ class WriteOptions:
     """Checked write options (see the module docstring)."""
 
     path: str
-    version: str = DEFAULT_VERSION.value
+    format: str | None = None        # "dataset" / "files"; None: decided by what the path holds
+    version: str | None = None       # None: 2.2, or an existing dataset's version
     max_page_bytes: int | None = None
     max_rows_per_file: int | None = None
     max_bytes_per_file: int | None = None
@@ -142,7 +166,10 @@ class WriteOptions:
 
         opts = _lower(options)
         _unknown(opts, _WRITE_KEYS, "write")
-        version = resolve_version(opts.get("version") or None, for_write=True).name
+        version = resolve_version(opts["version"], for_write=True).name if opts.get("version") else None
+        fmt = str(opts.get("format") or "").strip().lower() or None
+        if fmt is not None and fmt not in FORMATS:
+            raise InvalidInputError(f"option 'format' must be one of {', '.join(FORMATS)}, not {opts['format']!r}")
         vectors = {}
         for name, dim in _pairs(opts.get("vectorcolumns", ""), "vectorColumns").items():
             try:
@@ -158,6 +185,7 @@ class WriteOptions:
                     metadata.setdefault(column, {})[key] = value
         return cls(
             path=_path(opts),
+            format=fmt,
             version=version,
             max_page_bytes=_positive(opts, "maxpagebytes", None),
             max_rows_per_file=_positive(opts, "maxrowsperfile", None),
@@ -165,3 +193,8 @@ class WriteOptions:
             vector_columns=vectors,
             field_metadata=metadata,
         )
+
+    @property
+    def file_version(self) -> str:
+        """The Lance file version new files get when no dataset decides it."""
+        return self.version or DEFAULT_VERSION.value

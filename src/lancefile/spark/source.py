@@ -2,10 +2,17 @@
 
 :class:`LanceDataSource` plans reads and writes on the driver; :class:`LanceReader`
 (or :class:`LanceFilteringReader` when ``pushFilters`` is on) reads one split per task
-and hands Spark Arrow batches cast exactly to its schema; :class:`LanceWriter` writes
-each task's rows to files of its own, which become visible only when the driver commits.
+and hands Spark Arrow batches cast exactly to its schema.
 
-How a write stays invisible until it is committed::
+What a path is decides how it is read: a Lance dataset (a directory with ``_versions/``)
+is read at one version, fragment by fragment, without its deleted rows
+(:mod:`lancefile.spark.datasets`); anything else is a file, a directory of files or a glob
+(:mod:`lancefile.spark.files`), read file by file.
+
+Writes go to a dataset (:class:`~lancefile.spark.datasets.LanceDatasetWriter`: one new
+version per job) unless the ``format`` option says ``files`` or the path is an existing
+directory of plain Lance files; then :class:`LanceFilesWriter` writes each task's rows to
+files of its own, which become visible only when the driver commits::
 
     <path>/_temporary/<job>/attempt-<task attempt>/part-00003-<job>-000.lance   (tasks)
     <path>/part-00003-<job>-000.lance                                           (commit)
@@ -19,13 +26,11 @@ removes the Lance files already under ``<path>``.
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import types as T
 from pyspark.sql.datasource import (
     DataSource,
@@ -40,13 +45,16 @@ from ..reader import LanceFileReader
 from ..writer import LanceFileWriter
 from . import SHORT_NAME
 from . import filters as F
-from .files import LanceFileInfo, common_schema, is_hidden, list_lance_files, local_path, scan_files
+from .datasets import DatasetScan, LanceDatasetWriter, dataset_writer
+from .files import (LanceFileInfo, common_schema, is_dataset, list_lance_files, local_path, resolve_name,
+                    row_ranges, scan_files)
 from .options import ReadOptions, WriteOptions
-from .types import check_writable, conform_batch, spark_schema_for, target_arrow_schema, vector_target
+from .staging import StagedJob
+from .types import (check_writable, conform_batch, spark_schema_for, stored_schema, target_arrow_schema,
+                    to_vectors, vector_types, without_nullability)
 
-__all__ = ["LanceDataSource", "LanceReader", "LanceFilteringReader", "LanceWriter", "LanceSplit", "LanceCommitMessage"]
-
-STAGING_DIR = "_temporary"
+__all__ = ["LanceDataSource", "LanceReader", "LanceFilteringReader", "LanceFilesWriter", "LanceSplit",
+           "LanceCommitMessage", "FileScan"]
 
 
 # -- planning a read ------------------------------------------------------------------
@@ -61,17 +69,42 @@ class LanceSplit(InputPartition):
     def __repr__(self) -> str:
         return f"LanceSplit({self.path!r}, {self.start}, {self.stop})"
 
+    def batches(self, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+        with LanceFileReader(self.path, columns=columns) as reader:
+            yield from reader.read_range(self.start, self.stop - self.start, batch_size=batch_size)
+
 
 def plan_splits(infos: list[LanceFileInfo], split_rows: int | None, split_bytes: int) -> list[LanceSplit]:
     """One split per file, or per ``split_rows`` rows (by default ~``split_bytes`` of file)."""
-    splits = []
-    for info in infos:
-        if info.num_rows == 0:
-            continue
-        rows = split_rows or max(1, int(split_bytes * info.num_rows / max(info.num_bytes, 1)))
-        for start in range(0, info.num_rows, rows):
-            splits.append(LanceSplit(info.path, start, min(start + rows, info.num_rows)))
-    return splits
+    return [LanceSplit(info.path, start, stop) for info in infos
+            for start, stop in row_ranges(info.num_rows, info.num_bytes, split_rows, split_bytes)]
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """What planning a read needs of a set of Lance files (the counterpart of
+    :class:`~lancefile.spark.datasets.DatasetScan`)."""
+
+    infos: tuple[LanceFileInfo, ...]
+
+    @classmethod
+    def open(cls, path: str) -> "FileScan":
+        return cls(tuple(scan_files(path)))
+
+    @property
+    def schema(self) -> pa.Schema:
+        return common_schema(list(self.infos))
+
+    def resolve(self, columns) -> list[str]:
+        schema = self.infos[0].schema
+        return [resolve_name(c, schema) for c in columns]
+
+    def projected_schema(self, columns) -> pa.Schema:
+        with LanceFileReader(self.infos[0].path, columns=self.resolve(columns)) as r:
+            return r.schema
+
+    def splits(self, split_rows: int | None, split_bytes: int) -> list[LanceSplit]:
+        return plan_splits(list(self.infos), split_rows, split_bytes)
 
 
 def _struct_paths(want: T.DataType, have: T.DataType, prefix: str) -> list[str] | None:
@@ -81,20 +114,10 @@ def _struct_paths(want: T.DataType, have: T.DataType, prefix: str) -> list[str] 
     out = []
     for f in want.fields:
         if f.name not in have.names:
-            raise ColumnNotFoundError(f"column {prefix}.{f.name!r} of the given schema is not in the Lance files")
+            raise ColumnNotFoundError(f"column {prefix}.{f.name!r} of the given schema is not in the Lance data")
         sub = _struct_paths(f.dataType, have[f.name].dataType, f"{prefix}.{f.name}")
         out.extend(sub if sub is not None else [f"{prefix}.{f.name}"])
     return out
-
-
-def _without_nullability(dt: T.DataType) -> T.DataType:
-    if isinstance(dt, T.StructType):
-        return T.StructType([T.StructField(f.name, _without_nullability(f.dataType)) for f in dt.fields])
-    if isinstance(dt, T.ArrayType):
-        return T.ArrayType(_without_nullability(dt.elementType))
-    if isinstance(dt, T.MapType):
-        return T.MapType(_without_nullability(dt.keyType), _without_nullability(dt.valueType))
-    return dt
 
 
 def _projection(wanted: T.StructType, available: T.StructType) -> list[str]:
@@ -106,79 +129,42 @@ def _projection(wanted: T.StructType, available: T.StructType) -> list[str]:
             folded = [n for n in available.names if n.lower() == name.lower()]
             if len(folded) != 1:
                 raise ColumnNotFoundError(
-                    f"column {name!r} is not in the Lance files; they have {', '.join(available.names)}"
+                    f"column {name!r} is not in the Lance data; it has {', '.join(available.names)}"
                 )
             name = folded[0]
         have = available[name].dataType
         sub = _struct_paths(f.dataType, have, name)
-        if sub is None and _without_nullability(f.dataType) != _without_nullability(have):
+        if sub is None and without_nullability(f.dataType) != without_nullability(have):
             raise SchemaMismatchError(
                 f"column {f.name!r}: the given schema says {f.dataType.simpleString()}, "
-                f"the Lance files hold {have.simpleString()}"
+                f"the Lance data holds {have.simpleString()}"
             )
         paths.extend(sub if sub is not None else [name])
     return paths
 
 
-def _resolve_name(name: str, schema: pa.Schema) -> str:
-    """``name`` (dotted for nested fields) spelled as in the file; Spark matches names
-    case-insensitively, and so do we when exactly one field matches."""
-    if "." not in name and name in schema.names:
-        return name
-    parts, out = name.split("."), []
-    fields = list(schema)
-    for part in parts:
-        exact = [f for f in fields if f.name == part]
-        folded = exact or [f for f in fields if f.name.lower() == part.lower()]
-        if len(folded) != 1:
-            return name  # unknown or ambiguous: the reader reports it
-        f = folded[0]
-        out.append(f.name)
-        t = f.type
-        while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-            fields = [t.value_field]
-            t = None
-        if t is not None:
-            fields = [t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else []
-    return ".".join(out)
-
-
-def _columns(columns: tuple[str, ...], infos: list[LanceFileInfo]) -> list[str]:
-    schema = infos[0].schema
-    return [_resolve_name(c, schema) for c in columns]
-
-
-def _columns_schema(columns: tuple[str, ...], infos: list[LanceFileInfo]) -> T.StructType:
-    """The Spark schema of the ``columns`` option, as the reader projects it."""
-    with LanceFileReader(infos[0].path, columns=_columns(columns, infos)) as r:
-        return spark_schema_for(r.schema)
-
-
 class LanceReader(DataSourceReader):
-    """Reads splits of Lance files as Arrow batches in Spark's exact schema."""
+    """Reads splits (of Lance files or dataset fragments) as Arrow batches in Spark's exact schema."""
 
-    def __init__(self, options: ReadOptions, schema: T.StructType, infos: list[LanceFileInfo],
+    def __init__(self, options: ReadOptions, schema: T.StructType, splits: list[InputPartition],
                  columns: list[str]) -> None:
         self.options = options
         self.schema = schema
         self.columns = columns
-        self.splits = plan_splits(infos, options.split_rows, options.split_bytes)
+        self.splits = splits
         self.filters: list = []
 
     def partitions(self) -> list[InputPartition]:
         return list(self.splits)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if not isinstance(partition, LanceSplit):  # Spark's placeholder when there is nothing to read
+        if not hasattr(partition, "batches"):  # Spark's placeholder when there is nothing to read
             return
         target = target_arrow_schema(self.schema)
-        with LanceFileReader(partition.path, columns=self.columns) as reader:
-            batches = reader.read_range(partition.start, partition.stop - partition.start,
-                                        batch_size=self.options.batch_size)
-            for batch in batches:
-                batch = F.evaluate(self.filters, conform_batch(batch, target))
-                if batch.num_rows:
-                    yield batch
+        for batch in partition.batches(self.columns, self.options.batch_size):
+            batch = F.evaluate(self.filters, conform_batch(batch, target))
+            if batch.num_rows:
+                yield batch
 
 
 class LanceFilteringReader(LanceReader):
@@ -205,23 +191,8 @@ class LanceCommitMessage(WriterCommitMessage):
     files: list[tuple[str, str, int, int]]
 
 
-def _set_metadata(typ: pa.DataType, path: list[str], md: dict[str, str], column: str) -> pa.DataType:
-    if not pa.types.is_struct(typ):
-        raise ColumnNotFoundError(f"option lance-encoding:*: column {column!r} is not in the data")
-    idx = typ.get_field_index(path[0])
-    if idx < 0:
-        raise ColumnNotFoundError(f"option lance-encoding:*: column {column!r} is not in the data")
-    fields = [typ.field(i) for i in range(typ.num_fields)]
-    f = fields[idx]
-    if len(path) == 1:
-        fields[idx] = f.with_metadata({**(f.metadata or {}), **{k.encode(): v.encode() for k, v in md.items()}})
-    else:
-        fields[idx] = f.with_type(_set_metadata(f.type, path[1:], md, column))
-    return pa.struct(fields)
-
-
-class LanceWriter(DataSourceArrowWriter):
-    """Writes one task's Arrow batches to staged Lance files (see the module docstring)."""
+class LanceFilesWriter(StagedJob, DataSourceArrowWriter):
+    """Writes one task's Arrow batches to staged Lance files (``format=files``; see the module docstring)."""
 
     def __init__(self, options: WriteOptions, schema: T.StructType, overwrite: bool, job_id: str) -> None:
         self.options = options
@@ -229,51 +200,29 @@ class LanceWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         self.job_id = job_id
         self.root = local_path(options.path)
-        self.vectors = {name: vector_target(schema[name], dim) if name in schema.names else None
-                        for name, dim in options.vector_columns.items()}
-        for name, t in self.vectors.items():
-            if t is None:
-                raise ColumnNotFoundError(f"option vectorColumns: column {name!r} is not in the data ({', '.join(schema.names)})")
-
-    @property
-    def staging(self) -> str:
-        return os.path.join(self.root, STAGING_DIR, self.job_id)
+        self.vectors = vector_types(schema, options.vector_columns)
 
     # -- on the executors -------------------------------------------------------------
     def _lance_schema(self, schema: pa.Schema) -> pa.Schema:
         """The Arrow schema written: vectors as fixed_size_list, field metadata applied."""
-        fields = [
-            f.with_type(pa.list_(f.type.value_field.with_name("item"), self.vectors[f.name].list_size))
-            if self.vectors.get(f.name) and pa.types.is_list(f.type) else f
-            for f in schema
-        ]
-        struct = pa.struct(fields)
-        for column, md in self.options.field_metadata.items():
-            struct = _set_metadata(struct, column.split("."), md, column)
-        return pa.schema([struct.field(i) for i in range(struct.num_fields)])
+        return stored_schema(schema, self.vectors, self.options.field_metadata)
 
     def _prepare(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         arrays = list(batch.columns)
         for i, f in enumerate(schema):
-            if self.vectors.get(f.name) and arrays[i].type != f.type:
-                arrays[i] = _to_vectors(arrays[i], f.type, f.name)
+            if f.name in self.vectors and arrays[i].type != f.type:
+                arrays[i] = to_vectors(arrays[i], f.type, f.name)
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _writer(self, path: str, schema: pa.Schema) -> LanceFileWriter:
-        return LanceFileWriter(path, schema, version=self.options.version, max_page_bytes=self.options.max_page_bytes)
+        return LanceFileWriter(path, schema, version=self.options.file_version, max_page_bytes=self.options.max_page_bytes)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         partition = ctx.partitionId() if ctx else 0
-        attempt = ctx.taskAttemptId() if ctx else uuid.uuid4().hex[:8]
-        staging = os.path.join(self.staging, f"attempt-{attempt}")
-        try:
-            # the driver made the job's directory; if it is gone the job was aborted
-            os.mkdir(staging)
-        except FileNotFoundError:
-            raise LanceIOError(f"{self.staging} is gone: the write job was aborted") from None
+        staging, _inode = self.open_attempt()
         max_rows = self.options.max_rows_per_file
         max_bytes = self.options.max_bytes_per_file
         files: list[tuple[str, str, int, int]] = []
@@ -328,35 +277,16 @@ class LanceWriter(DataSourceArrowWriter):
                 moved += 1
         if moved == 0 and not list_lance_files(self.root, must_exist=False):
             self._write_empty()
-        self._cleanup()
+        self.cleanup()
 
     def abort(self, messages) -> None:
-        self._cleanup()
+        self.cleanup()
 
     def _write_empty(self) -> None:
         """An empty job still leaves one zero-row file, so the schema can be read back."""
         schema = self._lance_schema(target_arrow_schema(self.spark_schema))
         name = f"part-00000-{self.job_id}-000.lance"
         self._writer(os.path.join(self.root, name), schema).close()
-
-    def _cleanup(self) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
-        try:
-            os.rmdir(os.path.join(self.root, STAGING_DIR))
-        except OSError:
-            pass  # another job is still writing, or it never existed
-
-
-def _to_vectors(arr: pa.Array, typ: pa.DataType, name: str) -> pa.Array:
-    lengths = pc.list_value_length(arr)
-    bad = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, typ.list_size))
-    if pc.any(bad).as_py():
-        row = pc.index(bad, True).as_py()
-        raise InvalidInputError(
-            f"vector column {name!r}: a row has {lengths[row].as_py()} values, expected {typ.list_size} "
-            f"(option vectorColumns)"
-        )
-    return arr.cast(typ)
 
 
 # -- the data source ------------------------------------------------------------------
@@ -370,42 +300,71 @@ class LanceDataSource(DataSource):
 
     def __init__(self, options) -> None:
         super().__init__(options)
-        self._infos: list[LanceFileInfo] | None = None
+        self._found: FileScan | DatasetScan | None = None
 
-    def _scan(self) -> list[LanceFileInfo]:
-        if self._infos is None:
-            self._infos = scan_files(ReadOptions.parse(self.options).path)
-        return self._infos
+    def _scan(self) -> FileScan | DatasetScan:
+        """The files or dataset version the read covers, found once: this object is pickled
+        after ``schema()`` and ``reader()`` runs on the copy, so a dataset read stays at the
+        version it was planned on."""
+        if self._found is None:
+            opts = ReadOptions.parse(self.options)
+            root = local_path(opts.path)
+            if is_dataset(root):
+                self._found = DatasetScan.open(root, opts.version)
+            elif opts.version is not None:
+                raise InvalidInputError(f"option 'version' picks a version of a Lance dataset, and {opts.path} is "
+                                        f"not one (it has no _versions/ directory)")
+            else:
+                self._found = FileScan.open(opts.path)
+        return self._found
 
     def schema(self) -> T.StructType:
         opts = ReadOptions.parse(self.options)
-        infos = self._scan()
+        scan = self._scan()
         if opts.columns:
-            return _columns_schema(opts.columns, infos)
-        return spark_schema_for(common_schema(infos))
+            return spark_schema_for(scan.projected_schema(opts.columns))
+        return spark_schema_for(scan.schema)
 
     def reader(self, schema: T.StructType) -> LanceReader:
         opts = ReadOptions.parse(self.options)
-        infos = self._scan()
-        available = spark_schema_for(common_schema(infos))
-        if opts.columns and _without_nullability(schema) == _without_nullability(_columns_schema(opts.columns, infos)):
-            columns = _columns(opts.columns, infos)  # may reach through lists, which a schema cannot say
+        scan = self._scan()
+        available = spark_schema_for(scan.schema)
+        if opts.columns and without_nullability(schema) == without_nullability(
+                spark_schema_for(scan.projected_schema(opts.columns))):
+            columns = scan.resolve(opts.columns)  # may reach through lists, which a schema cannot say
         else:
             columns = _projection(schema, available)
         cls = LanceFilteringReader if opts.push_filters else LanceReader
-        return cls(opts, schema, infos, columns)
+        return cls(opts, schema, scan.splits(opts.split_rows, opts.split_bytes), columns)
 
-    def writer(self, schema: T.StructType, overwrite: bool) -> LanceWriter:
+    def writer(self, schema: T.StructType, overwrite: bool) -> LanceFilesWriter | LanceDatasetWriter:
         opts = WriteOptions.parse(self.options)
-        check_writable(schema, opts.version)
         root = local_path(opts.path)
         if os.path.isfile(root):
-            raise LanceIOError(f"cannot write to {opts.path}: it is a file; the lance source writes a directory of files")
+            raise LanceIOError(f"cannot write to {opts.path}: it is a file; the lance source writes a directory "
+                               f"(a Lance dataset, or Lance files with format=files)")
         for f in schema.fields:  # what the file schema refuses, refused before any task starts
             if "." in f.name:
                 raise InvalidInputError(
                     f"column {f.name!r}: Lance column names cannot contain '.' (it separates nested names); rename it"
                 )
-        writer = LanceWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
+        exists = is_dataset(root)
+        if _layout(opts, root, exists) == "dataset":
+            return dataset_writer(opts, schema, overwrite, root, exists)
+        check_writable(schema, opts.file_version)
+        writer = LanceFilesWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
         os.makedirs(writer.staging)  # tasks stage their files in here
         return writer
+
+
+def _layout(opts: WriteOptions, root: str, dataset_here: bool) -> str:
+    """``dataset`` or ``files``: the ``format`` option, else ``files`` only for an existing
+    directory of plain Lance files (written before datasets), so old users keep their layout."""
+    files_here = not dataset_here and os.path.isdir(root) and bool(list_lance_files(root, must_exist=False))
+    if opts.format == "files" and dataset_here:
+        raise InvalidInputError(f"{opts.path} is a Lance dataset: format=files would add files its versions do "
+                                f"not list; write with format=dataset (the default) or to another path")
+    if opts.format == "dataset" and files_here:
+        raise InvalidInputError(f"{opts.path} holds Lance files that are not a dataset: write them with "
+                                f"format=files, or write the dataset to another path")
+    return opts.format or ("files" if files_here else "dataset")

@@ -49,10 +49,11 @@ Example::
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from ..format.version import DEFAULT_VERSION
-from ..errors import InvalidInputError, UnsupportedTypeError
+from ..errors import ColumnNotFoundError, InvalidInputError, UnsupportedTypeError
 
 __all__ = [
     "spark_type_for",
@@ -61,6 +62,10 @@ __all__ = [
     "conform_batch",
     "check_writable",
     "vector_target",
+    "vector_types",
+    "stored_schema",
+    "to_vectors",
+    "without_nullability",
 ]
 
 MAX_SPARK_DECIMAL_PRECISION = 38
@@ -225,3 +230,64 @@ def vector_target(field: T.StructField, dim: int) -> pa.DataType:
         raise InvalidInputError(f"vector column {field.name!r}: dimension must be positive, not {dim}")
     item = to_arrow_type(field.dataType.elementType)
     return pa.list_(pa.field("item", item, nullable=field.dataType.containsNull), dim)
+
+
+def vector_types(schema: T.StructType, dims: dict[str, int]) -> dict[str, pa.DataType]:
+    """The ``fixed_size_list`` type of each column of the ``vectorColumns`` option."""
+    for name in dims:
+        if name not in schema.names:
+            raise ColumnNotFoundError(f"option vectorColumns: column {name!r} is not in the data ({', '.join(schema.names)})")
+    return {name: vector_target(schema[name], dim) for name, dim in dims.items()}
+
+
+def _set_metadata(typ: pa.DataType, path: list[str], md: dict[str, str], column: str) -> pa.DataType:
+    if not pa.types.is_struct(typ):
+        raise ColumnNotFoundError(f"option lance-encoding:*: column {column!r} is not in the data")
+    idx = typ.get_field_index(path[0])
+    if idx < 0:
+        raise ColumnNotFoundError(f"option lance-encoding:*: column {column!r} is not in the data")
+    fields = [typ.field(i) for i in range(typ.num_fields)]
+    f = fields[idx]
+    if len(path) == 1:
+        fields[idx] = f.with_metadata({**(f.metadata or {}), **{k.encode(): v.encode() for k, v in md.items()}})
+    else:
+        fields[idx] = f.with_type(_set_metadata(f.type, path[1:], md, column))
+    return pa.struct(fields)
+
+
+def stored_schema(schema: pa.Schema, vectors: dict[str, pa.DataType],
+                  field_metadata: dict[str, dict[str, str]]) -> pa.Schema:
+    """The Arrow schema written for Spark's ``schema``: vectors as fixed_size_list, field metadata
+    (``lance-encoding:*`` options, ``column`` or ``struct.child`` -> {key: value}) applied."""
+    fields = [f.with_type(pa.list_(f.type.value_field.with_name("item"), vectors[f.name].list_size))
+              if f.name in vectors and pa.types.is_list(f.type) else f for f in schema]
+    struct = pa.struct(fields)
+    for column, md in field_metadata.items():
+        struct = _set_metadata(struct, column.split("."), md, column)
+    return pa.schema([struct.field(i) for i in range(struct.num_fields)])
+
+
+def to_vectors(arr: pa.Array, typ: pa.DataType, name: str) -> pa.Array:
+    """A list array as ``fixed_size_list`` type ``typ``; a row of another length is an error."""
+    lengths = pc.list_value_length(arr)
+    bad = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, typ.list_size))
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        raise InvalidInputError(
+            f"vector column {name!r}: a row has {lengths[row].as_py()} values, expected {typ.list_size} "
+            f"(option vectorColumns, or the dataset's vector size)"
+        )
+    return arr.cast(typ)
+
+
+def without_nullability(dt: T.DataType) -> T.DataType:
+    """``dt`` with every nested field nullable, and char/varchar as string (how Spark hands them over)."""
+    if isinstance(dt, (T.CharType, T.VarcharType)):
+        return T.StringType()
+    if isinstance(dt, T.StructType):
+        return T.StructType([T.StructField(f.name, without_nullability(f.dataType)) for f in dt.fields])
+    if isinstance(dt, T.ArrayType):
+        return T.ArrayType(without_nullability(dt.elementType))
+    if isinstance(dt, T.MapType):
+        return T.MapType(without_nullability(dt.keyType), without_nullability(dt.valueType))
+    return dt
