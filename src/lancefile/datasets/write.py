@@ -384,6 +384,11 @@ def newer_operations(root: str, since: int, latest: LoadedManifest) -> list[tupl
     return out
 
 
+def commit_fragments(plan: WritePlan, fragments: list[bytes]) -> LanceDataset:
+    """Commit the fragments written for ``plan`` as one new version; returns the dataset at it."""
+    return LanceDataset._open(plan.root, _commit(plan, fragments))
+
+
 def _commit(plan: WritePlan, fragments: list[bytes]) -> int:
     """Commit; returns the new version number (or raises, having made nothing visible)."""
     frags = []

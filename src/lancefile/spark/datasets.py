@@ -58,10 +58,7 @@ from .staging import StagedJob
 from .types import (check_writable, spark_schema_for, stored_schema, target_arrow_schema, to_vectors,
                     vector_types, without_nullability)
 
-try:
-    from ..datasets.write import commit_fragments
-except ImportError:  # pragma: no cover - commit c49ae39 dropped it (it is still in that module's __all__)
-    from ..datasets.write import _commit as commit_fragments
+from ..datasets.write import commit_fragments
 
 __all__ = ["DatasetSplit", "DatasetScan", "DatasetCommitMessage", "LanceDatasetWriter", "dataset_writer",
            "fragment_files"]
