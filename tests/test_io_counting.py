@@ -1,4 +1,9 @@
-"""Projection, ranges and takes read only the byte ranges they need (counted at the I/O layer)."""
+"""Projection, ranges and takes read only the byte ranges they need (counted at the I/O layer).
+
+The readers here do not check checksums (``verify_checksums=False``): the counts are the
+decoders' own. A checked read widens each request to whole checksum blocks, which
+tests/test_checksums.py bounds.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ def wide_file(tmp_path_factory):
 
 def _open(data, columns=None):
     src = CountingSource(InMemorySource(data))
-    reader = lancefile.LanceFileReader(src, columns=columns)
+    reader = lancefile.LanceFileReader(src, columns=columns, verify_checksums=False)
     src.reset()
     return src, reader
 
@@ -99,7 +104,7 @@ def test_opening_a_wide_file_reads_one_columns_metadata(thousand_columns):
     assert region > TAIL_READ_BYTES  # so the test means something: the metadata outgrows the tail
 
     src = CountingSource(InMemorySource(data))
-    reader = lancefile.LanceFileReader(src, columns=["c3"])  # c3's metadata lies outside the tail
+    reader = lancefile.LanceFileReader(src, columns=["c3"], verify_checksums=False)  # c3's metadata lies outside the tail
     schema_bytes = meta.global_buffers[0].size
     one_column = region // WIDE_COLUMNS * 2
     assert src.bytes_read <= TAIL_READ_BYTES + schema_bytes + one_column, (src.bytes_read, region)
@@ -107,7 +112,7 @@ def test_opening_a_wide_file_reads_one_columns_metadata(thousand_columns):
     assert reader.read_all().to_table().column("c3").to_pylist() == list(range(3, 103))
 
     src = CountingSource(InMemorySource(data))
-    everything = lancefile.LanceFileReader(src)
+    everything = lancefile.LanceFileReader(src, verify_checksums=False)
     requests_at_open = src.requests
     assert requests_at_open <= 3  # tail, schema, all column metadata in one coalesced read
     assert everything.read_all().to_table().equals(t)

@@ -11,6 +11,7 @@ Example::
 
 from .api import iter_batches, read_table, write_table
 from .errors import (
+    ChecksumError,
     ColumnNotFoundError,
     CommitConflictError,
     CorruptFileError,
@@ -19,12 +20,14 @@ from .errors import (
     LanceIOError,
     NotALanceFileError,
     SchemaMismatchError,
+    StorageTypeWarning,
     UnsupportedEncodingError,
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
 from .reader import FileMetadata, LanceFileReader, ReaderResults
 from .writer import LanceFileWriter, WriterOptions
+from .verification import VerifyReport, verify
 from .datasets import LanceDataset, LanceFragment, dataset, write_dataset
 
 __version__ = "0.1.0"
@@ -42,6 +45,10 @@ __all__ = [
     "LanceIOError",
     "NotALanceFileError",
     "CorruptFileError",
+    "ChecksumError",
+    "StorageTypeWarning",
+    "verify",
+    "VerifyReport",
     "UnsupportedVersionError",
     "UnsupportedEncodingError",
     "UnsupportedTypeError",

@@ -25,22 +25,23 @@ __all__ = ["read_table", "write_table", "iter_batches"]
 
 
 def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int = 64 * 1024,
-               filters=None) -> pa.Table:
+               filters=None, verify_checksums: bool = True) -> pa.Table:
     """Read a whole Lance file (or the given columns) into a Table.
 
     ``filters``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF form
     (``[("a", ">", 5), ("b", "in", {"x", "y"})]``, a list of such lists for OR); only
     matching rows are returned, in file order, and zones the file's statistics rule out are
-    never read.
+    never read. ``verify_checksums``: see :class:`LanceFileReader`.
     """
-    with LanceFileReader(source, columns=columns) as reader:
+    with LanceFileReader(source, columns=columns, verify_checksums=verify_checksums) as reader:
         return reader.read_all(batch_size=batch_size, filter=filters).to_table()
 
 
 def iter_batches(source, batch_size: int = DEFAULT_BATCH_SIZE, columns: Sequence[str] | None = None, *,
-                 filters=None) -> Iterator[pa.RecordBatch]:
-    """Stream a Lance file as record batches of at most ``batch_size`` rows (see :func:`read_table` for ``filters``)."""
-    with LanceFileReader(source, columns=columns) as reader:
+                 filters=None, verify_checksums: bool = True) -> Iterator[pa.RecordBatch]:
+    """Stream a Lance file as record batches of at most ``batch_size`` rows (see :func:`read_table` for
+    ``filters`` and ``verify_checksums``)."""
+    with LanceFileReader(source, columns=columns, verify_checksums=verify_checksums) as reader:
         yield from reader.read_all(batch_size=batch_size, filter=filters)
 
 

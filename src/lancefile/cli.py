@@ -5,6 +5,8 @@ pages, encodings and sizes; ``lancefile inspect DIR`` on a Lance dataset prints 
 fragments, data files, deletions and row counts (``--version N`` for an older version). ``lancefile pipeline`` runs the main job, a Spark pipeline
 to Lance files and back (see :mod:`lancefile.spark.job`; needs ``lancefile[spark]``).
 ``lancefile demo`` runs a small job without Spark (see :mod:`lancefile.demo`).
+``lancefile verify PATH...`` checks files against their checksums and decodes every page
+(see :mod:`lancefile.verification`); the exit status is 0 only if every file is intact.
 
 Example::
 
@@ -181,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     p_inspect.add_argument("file", help="a Lance file, or a Lance dataset directory")
     p_inspect.add_argument("--version", type=int, default=None, help="dataset version to show (default: latest)")
     p_inspect.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p_verify = sub.add_parser("verify", help="check files against their checksums and decode every page; "
+                                             "exit status 0 only if all are intact")
+    p_verify.add_argument("paths", nargs="+", metavar="PATH", help="Lance files")
+    p_verify.add_argument("--no-decode", action="store_true", help="check checksums and metadata only")
+    p_verify.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                          help="show a progress bar (default: on a terminal, for files of 16 MiB and more)")
     p_demo = sub.add_parser("demo", help="write a sample table, read it back, and report")
     p_demo.add_argument("--out", default=None, help="directory for the sample file (default: a temp dir)")
     p_demo.add_argument("--rows", type=int, default=100_000)
@@ -193,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         from .spark.job import run_from_args
 
         return run_from_args(args)
+    if args.command == "verify":
+        from .verification import verify_paths
+
+        return verify_paths(args.paths, decode=not args.no_decode, progress=args.progress)
     try:
         if args.command == "inspect":
             is_dataset = os.path.isdir(os.path.join(args.file, "_versions"))

@@ -27,6 +27,8 @@ __all__ = [
     "SchemaMismatchError",
     "ColumnNotFoundError",
     "CommitConflictError",
+    "ChecksumError",
+    "StorageTypeWarning",
 ]
 
 
@@ -44,6 +46,13 @@ class NotALanceFileError(LanceError):
 
 class CorruptFileError(LanceError):
     """A Lance file whose metadata or data does not hold together."""
+
+
+class ChecksumError(CorruptFileError):
+    """Bytes whose checksum (written by lancefile) does not match: the file was damaged after it was written.
+
+    The message names the file and the column, page and buffer (or the metadata) that hold the bytes.
+    """
 
 
 class UnsupportedVersionError(LanceError):
@@ -78,3 +87,7 @@ class CommitConflictError(LanceError):
 
     The dataset is left at the other writer's version; nothing of the failed commit is visible.
     """
+
+
+class StorageTypeWarning(UserWarning):
+    """A type written as another one, as the reference does (``string_view`` is stored as ``string``)."""

@@ -28,6 +28,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .checks import check_decoded
 from .encodings.selection import Selection
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError
@@ -122,21 +123,35 @@ class LanceFileReader:
         A file path, bytes, or a :class:`lancefile.io.ByteSource`.
     columns:
         Optional projection: top-level names or dotted nested names (``"st.a"``).
+    verify_checksums:
+        Check what is read against the checksums lancefile writes (the default; files without
+        them, such as the reference's, are read unchecked). A mismatch raises
+        :class:`~lancefile.ChecksumError`. ``False`` reads damaged files as they are.
     """
 
-    def __init__(self, path, columns: Sequence[str] | None = None) -> None:
+    def __init__(self, path, columns: Sequence[str] | None = None, *, verify_checksums: bool = True) -> None:
+        if not isinstance(verify_checksums, bool):
+            raise InvalidInputError(f"verify_checksums must be True or False, not {verify_checksums!r}")
         self._source: ByteSource = open_source(path)
         self.path = self._source.name
         self._layout: FileLayout = read_layout(self._source)
+        # lancefile's checksums, when the file has them: the tail is checked now, the schema
+        # below, and from here on every read of the file (lancefile.format.checksums)
+        self._verify_checksums = verify_checksums
+        checksums = self._layout.use_checksums() if verify_checksums else None
         gb0 = self._layout.global_buffers[0]
-        self._lance_schema, self._num_rows = parse_descriptor(bytes(self._layout.read_buffer(gb0)), path=self.path)
+        raw_schema = bytes(self._layout.read_buffer(gb0))
+        if checksums is not None:
+            checksums.check_schema(raw_schema)
+        self._lance_schema, self._num_rows = parse_descriptor(raw_schema, path=self.path)
         self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._layout.num_rows = self._num_rows
         self._codec = codec_for(self._layout.version)
         self._columns = self._codec.assign_columns(self._lance_schema)
-        if len(self._columns) > self._layout.num_columns:
+        if len(self._columns) != self._layout.num_columns:
             raise CorruptFileError(
-                f"{self.path}: the schema needs {len(self._columns)} columns but the file has {self._layout.num_columns}"
+                f"{self.path}: the schema needs {len(self._columns)} columns (as Lance {self._layout.version.name} "
+                f"lays fields out) but the file has {self._layout.num_columns}"
             )
         self._projection = self._resolve_projection(columns)
         self._storage_full = self._lance_schema.to_arrow_storage()
@@ -168,7 +183,10 @@ class LanceFileReader:
         order: list[LanceField] = []
         keeps: dict[int, dict | None] = {}
         for name in columns:
-            path = _field_path(self._lance_schema, name)  # fields from the top down
+            try:
+                path = _field_path(self._lance_schema, name)  # fields from the top down
+            except ColumnNotFoundError as exc:
+                raise ColumnNotFoundError(f"{self.path}: {exc}") from None
             if path[0].id not in keeps:
                 order.append(path[0])
                 keeps[path[0].id] = {}
@@ -225,6 +243,16 @@ class LanceFileReader:
     @property
     def version(self) -> str:
         return self._layout.version.name
+
+    @property
+    def has_checksums(self) -> bool:
+        """Whether the file holds lancefile's checksums (checked on every read unless ``verify_checksums=False``)."""
+        if self._layout.checksums is not None:
+            return True
+        try:
+            return self._layout.find_checksums() is not None
+        except LanceError:  # a damaged checksum buffer is still one
+            return True
 
     def column_owners(self) -> dict[int, LanceField]:
         """column index -> the Lance field that owns it."""
@@ -318,19 +346,44 @@ class LanceFileReader:
         if not readers:  # an empty projection still has a row count
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
             return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
+        # Decoders check what they read and raise Lance errors; anything else escaping them is
+        # a bug in lancefile and is left as it is (never relabelled as a corrupt file).
+        i = None
         try:
             if sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel and self._tasks > 1:
                 arrays = _read_parallel(readers, sel, cache)
             else:
-                arrays = [r.read(sel, cache) for r in readers]
-        except LanceError:
-            raise
-        except (pa.ArrowException, ValueError, IndexError, OverflowError, MemoryError) as exc:
-            # Defence in depth: checks above should catch bad bytes first, but a decoder
-            # tripping over corrupt data must still surface as a Lance error.
-            raise CorruptFileError(f"{self.path}: cannot decode rows [{sel.start}, {sel.stop}): {exc}") from exc
+                arrays = []
+                for i, r in enumerate(readers):
+                    arrays.append(r.read(sel, cache))
+        except LanceError as exc:
+            if self.path in str(exc):
+                raise
+            # a check deep in a decoder that knows no file: say where (the same error type)
+            where = self._describe_field(i, sel) if i is not None else f"{self.path}: rows [{sel.start}, {sel.stop})"
+            raise type(exc)(f"{where}: {exc}") from exc
+        for i, arr in enumerate(arrays):
+            check_decoded(arr, self._storage_schema.field(i), lambda i=i: self._describe_field(i, sel))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self._storage_schema)
         return batch if self._storage_schema is self.schema else batch.cast(self.schema)
+
+    def _describe_field(self, i: int, sel: Selection) -> str:
+        """``file: field 'x' (column 3, pages 0-1), rows [a, b)``: where a bad decoded array came from."""
+        f, _ = self._projection[i]
+        cols = [self._columns[g.id] for g in f.walk() if g.id in self._columns]
+        lo = sel.start if sel.is_range else int(sel.indices[0]) if len(sel.indices) else 0
+        hi = sel.stop if sel.is_range else int(sel.indices[-1]) + 1 if len(sel.indices) else 0
+        where = []
+        for c in cols[:4]:
+            starts = self._layout.column(c).page_starts
+            if int(starts[-1]) != self._num_rows:  # a 2.0 column of nested values: pages count values
+                where.append(f"column {c}")
+                continue
+            p0 = max(int(np.searchsorted(starts, lo, side="right")) - 1, 0)
+            p1 = max(int(np.searchsorted(starts, max(hi - 1, lo), side="right")) - 1, p0)
+            where.append(f"column {c} page {p0}" if p0 == p1 else f"column {c} pages {p0}-{p1}")
+        more = ", ..." if len(cols) > 4 else ""
+        return f"{self.path}: field {f.name!r} ({', '.join(where)}{more}), rows [{lo}, {hi})"
 
     def _range_batches(self, start: int, stop: int, batch_size: int):
         self._field_readers  # built (and the columns checked against the file) even for no rows
@@ -444,7 +497,7 @@ class LanceFileReader:
                     if batch.num_rows:
                         yield batch
             return
-        probe = LanceFileReader(self._source, columns=needed)
+        probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
         for a, b in ranges:
             for batch, fb in zip(self._range_batches(a, b, batch_size), probe._range_batches(a, b, batch_size)):
                 rows = fb.append_column(_ROW_COLUMN, pa.array(np.arange(fb.num_rows, dtype=np.int64)))

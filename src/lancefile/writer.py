@@ -23,7 +23,7 @@ Example::
 from __future__ import annotations
 
 import os
-import uuid
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +32,7 @@ import pyarrow as pa
 from ._proto import file2_pb2
 from .encodings.page import EncodedPage
 from .encodings.versions import codec_for
-from .errors import InvalidInputError, LanceIOError, SchemaMismatchError
+from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
 from .format.container import (
     ARRAY_ENCODING_URL,
     COLUMN_ENCODING_URL,
@@ -42,8 +42,10 @@ from .format.container import (
     encode_offset_table,
     pack_any,
 )
+from .format.checksums import BlockHasher, build_buffer as build_checksum_buffer, buffer_size as checksum_buffer_size
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
+from .tempfiles import create_locked, sweep_once, temporary_path
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
 __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAULT_DATA_CACHE_BYTES", "PAGE_ALIGNMENT"]
@@ -67,6 +69,10 @@ class WriterOptions:
     alignment: int = PAGE_ALIGNMENT
 
     def __post_init__(self) -> None:
+        for name in ("max_page_bytes", "data_cache_bytes", "alignment"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise InvalidInputError(f"{name} must be an integer, not {value!r}")
         if self.max_page_bytes <= 0:
             raise InvalidInputError(f"max_page_bytes must be positive, not {self.max_page_bytes}")
         if self.data_cache_bytes < 0:
@@ -78,15 +84,16 @@ class WriterOptions:
 class _Sink:
     """The temporary file being written, plus the pages recorded per column."""
 
-    def __init__(self, path: str, alignment: int, num_columns: int, page_url: str = ARRAY_ENCODING_URL) -> None:
+    def __init__(self, path: str, alignment: int, num_columns: int, page_url: str = ARRAY_ENCODING_URL,
+                 checksums: bool = True) -> None:
         self.path = path
         self.page_url = page_url
         self.alignment = alignment
-        try:
-            # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
-            self.file = open(path, "xb", buffering=0)
-        except OSError as exc:
-            raise LanceIOError(f"cannot create {path}: {exc.strerror}") from exc
+        # every byte written is hashed as it goes by, while it is still in the CPU's caches
+        self.hasher = BlockHasher() if checksums else None
+        # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
+        # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).
+        self.file = create_locked(path)
         self.pos = 0
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
 
@@ -97,6 +104,8 @@ class _Sink:
             self._write_pieces(data)
             return start
         mv = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
+        if self.hasher is not None:
+            self.hasher.update(mv)
         done = 0
         while done < len(mv):  # a raw write may be short
             done += self.file.write(mv[done:])
@@ -107,6 +116,9 @@ class _Sink:
         """Write pieces back to back with as few system calls as possible (writev)."""
         views = [memoryview(np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p).cast("B") for p in pieces]
         views = [v for v in views if len(v)]
+        if self.hasher is not None:
+            for v in views:
+                self.hasher.update(v)
         self.pos += sum(len(v) for v in views)
         fd, i = self.file.fileno(), 0
         while i < len(views):
@@ -141,17 +153,41 @@ class _Sink:
 
     def write_tail(self, descriptor: bytes, extra_globals: list[BufferRef],
                    column_encodings: list[file2_pb2.Encoding], footer_version: tuple[int, int]) -> None:
-        """Schema (global buffer 0), column metadata, offset tables and footer, back to back."""
-        global_refs = [self.write_buffer(descriptor)] + list(extra_globals)
-        col_refs = []
-        col_meta_start = self.pos
-        for encoding, pages in zip(column_encodings, self.pages):
-            start = self.write(file2_pb2.ColumnMetadata(encoding=encoding, pages=pages).SerializeToString())
-            col_refs.append(BufferRef(start, self.pos - start))
-        cmo_start = self.write(encode_offset_table(col_refs))
-        gbo_start = self.write(encode_offset_table(global_refs))
+        """[checksums,] schema (global buffer 0), column metadata, offset tables and footer.
+
+        Everything after the pages is laid out in memory first: the checksum buffer (the last
+        global buffer, written first) holds the hashes of the schema, the column metadata and
+        the tables that follow it (:mod:`lancefile.format.checksums`).
+        """
+        columns = [file2_pb2.ColumnMetadata(encoding=encoding, pages=pages).SerializeToString()
+                   for encoding, pages in zip(column_encodings, self.pages)]
+        checksum_ref = None
+        self.align()
+        if self.hasher is not None:
+            covered = self.pos
+            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered))
+        schema_at = self.pos if checksum_ref is None else _aligned(checksum_ref.position + checksum_ref.size,
+                                                                    self.alignment)
+        global_refs = [BufferRef(schema_at, len(descriptor))] + list(extra_globals)
+        if checksum_ref is not None:
+            global_refs.append(checksum_ref)
+        col_refs, at = [], schema_at + len(descriptor)
+        for raw in columns:
+            col_refs.append(BufferRef(at, len(raw)))
+            at += len(raw)
+        cmo = encode_offset_table(col_refs)
+        gbo = encode_offset_table(global_refs)
         major, minor = footer_version
-        self.write(encode_footer(Footer(col_meta_start, cmo_start, gbo_start, len(global_refs), len(col_refs), major, minor)))
+        footer = encode_footer(Footer(schema_at + len(descriptor), at, at + len(cmo), len(global_refs), len(col_refs),
+                                      major, minor))
+        if checksum_ref is not None:
+            blocks = self.hasher.finish()
+            self.hasher = None  # the rest is covered by its own hashes
+            self.write(build_checksum_buffer(blocks, covered=checksum_ref.position, schema=descriptor, columns=columns,
+                                             tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs)))
+            self.align()
+        assert self.pos == schema_at  # the plan above and the writes agree
+        self.write([descriptor, *columns, cmo, gbo, footer])
 
     def write_out_of_line(self, data: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Write values back to back, each starting aligned; return their positions."""
@@ -182,6 +218,43 @@ class _Sink:
         return base + starts
 
 
+def _aligned(pos: int, alignment: int) -> int:
+    return pos + (-pos) % alignment
+
+
+def _metadata_text(value, what: str) -> str:
+    """Schema metadata is text: ``str`` as is, ``bytes`` if UTF-8 (what the reference accepts)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"schema metadata {what} is not valid UTF-8: {bytes(value)!r}") from None
+    raise InvalidInputError(f"schema metadata {what} must be str (or UTF-8 bytes), not {type(value).__name__}")
+
+
+_VIEW_TYPES = {pa.string_view(): "string", pa.binary_view(): "binary"}
+
+
+def _warn_stored_types(schema: pa.Schema) -> None:
+    """Say so when a type is stored as another one, as the reference does (views become plain types)."""
+    def views(t: pa.DataType):
+        if t in _VIEW_TYPES:
+            yield t
+        elif pa.types.is_dictionary(t):
+            yield from views(t.value_type)
+        elif not isinstance(t, pa.BaseExtensionType):
+            for i in range(t.num_fields):
+                yield from views(t.field(i).type)
+
+    for f in schema:
+        for t in views(f.type):
+            warnings.warn(f"column {f.name!r}: {t} values are stored as {_VIEW_TYPES[t]} (Lance has no view types, "
+                          f"as in the reference) and read back as {_VIEW_TYPES[t]}", StorageTypeWarning, stacklevel=4)
+            break
+
+
 def _has_extension(t: pa.DataType) -> bool:
     if isinstance(t, pa.BaseExtensionType):
         return True
@@ -210,15 +283,22 @@ class LanceFileWriter:
         to skip data (:mod:`lancefile.statistics`); on by default, ignored by the reference.
     statistics_zone_rows, statistics_max_bound_bytes:
         Rows per statistics zone (8192) and the longest string/binary bound kept (64 bytes).
+    checksums:
+        Write XXH3-64 checksums of every byte of the file into one more global buffer (on by
+        default; the reference ignores it), which readers check (:mod:`lancefile.format.checksums`).
+        ``False`` writes the file the reference would write, byte for byte where lancefile matches it.
     """
 
     def __init__(self, path, schema: pa.Schema | None = None, *, version: str | None = None,
                  max_page_bytes: int | None = None, data_cache_bytes: int | None = None,
                  alignment: int = PAGE_ALIGNMENT, statistics: bool = True,
                  statistics_zone_rows: int = DEFAULT_ZONE_ROWS,
-                 statistics_max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES) -> None:
+                 statistics_max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES, checksums: bool = True) -> None:
         if not isinstance(statistics, bool):
             raise InvalidInputError(f"statistics must be True or False, not {statistics!r}")
+        if not isinstance(checksums, bool):
+            raise InvalidInputError(f"checksums must be True or False, not {checksums!r}")
+        self._checksums = checksums
         self._stats_options = (statistics_zone_rows, statistics_max_bound_bytes) if statistics else None
         self._stats: StatisticsCollector | None = None
         self.version = resolve_version(version, for_write=True)
@@ -232,11 +312,19 @@ class LanceFileWriter:
         if self.version.grammar is not None and alignment < PAGE_ALIGNMENT:
             raise InvalidInputError(f"Lance {self.version.name} files need page buffers aligned to at least "
                                     f"{PAGE_ALIGNMENT} bytes, not {alignment}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(f"a Lance file is written to a path (str or os.PathLike), not {type(path).__name__}")
         self.path = os.fspath(path)
+        if isinstance(self.path, bytes):
+            raise InvalidInputError(f"a Lance file is written to a str path, not bytes: {self.path!r}")
         directory = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(directory):
             raise LanceIOError(f"cannot write {self.path}: directory {directory} does not exist")
-        self._tmp = os.path.join(directory, f".{os.path.basename(self.path)}.{uuid.uuid4().hex[:12]}.tmp")
+        if os.path.isdir(self.path):
+            raise LanceIOError(f"cannot write {self.path}: it is a directory")
+        if schema is not None and not isinstance(schema, pa.Schema):
+            raise InvalidInputError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        self._tmp = temporary_path(self.path)
         self._sink: _Sink | None = None
         self._schema: pa.Schema | None = None
         self._lance_schema: LanceSchema | None = None
@@ -262,7 +350,10 @@ class LanceFileWriter:
         self._storage_types = {
             i: f.to_arrow().type for i, f in enumerate(lance_schema.fields) if _has_extension(schema.field(i).type)
         }
-        self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url)
+        _warn_stored_types(schema)
+        sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
+        self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
+                           checksums=self._checksums)
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
         for data in self._pending_global:
@@ -301,6 +392,9 @@ class LanceFileWriter:
                 if self._pending_bytes[i] >= self.options.data_cache_bytes:
                     self._flush_field(i)
             self._num_rows += batch.num_rows
+        except OSError as exc:
+            self.abort()
+            raise self._io_error(exc) from exc
         except BaseException:
             self.abort()
             raise
@@ -344,17 +438,30 @@ class LanceFileWriter:
     def add_global_buffer(self, data: bytes) -> int:
         """Store extra bytes in the file; returns the buffer's index (1, 2, ...)."""
         self._check_open()
-        data = bytes(data)
+        if isinstance(data, str) or not isinstance(data, (bytes, bytearray, memoryview, pa.Buffer, np.ndarray)):
+            raise InvalidInputError(f"a global buffer holds bytes (bytes, bytearray, memoryview, pyarrow.Buffer), "
+                                    f"not {type(data).__name__}")
+        data = bytes(memoryview(data).cast("B")) if isinstance(data, np.ndarray) else bytes(data)
         if self._sink is None:
             self._pending_global.append(data)
             return len(self._pending_global)
-        self._global_refs.append(self._sink.write_buffer(data))
+        try:
+            self._global_refs.append(self._sink.write_buffer(data))
+        except OSError as exc:
+            self.abort()
+            raise self._io_error(exc) from exc
         return len(self._global_refs)
 
     def add_schema_metadata(self, key: str, value: str) -> None:
-        """Add a key/value pair to the file's schema metadata."""
+        """Add a key/value pair to the file's schema metadata (``str``, or UTF-8 ``bytes``)."""
         self._check_open()
-        self._extra_metadata[str(key)] = str(value)
+        self._extra_metadata[_metadata_text(key, "key")] = _metadata_text(value, f"value of {key!r}")
+
+    def _io_error(self, exc: OSError) -> LanceIOError:
+        """An OS failure while writing (ENOSPC, EFBIG, a removed directory...) as a Lance error naming the file."""
+        if isinstance(exc, LanceIOError) and self.path in str(exc):
+            return exc
+        return LanceIOError(f"cannot write {self.path}: {exc.strerror or exc}")
 
     # -- finishing ----------------------------------------------------------------------
     def close(self) -> int:
@@ -369,8 +476,15 @@ class LanceFileWriter:
             self._finish()
             self._sink.file.flush()
             os.fsync(self._sink.file.fileno())
-            self._sink.file.close()
+            if os.path.isdir(self.path):  # made since the writer was opened: os.replace would say only "Is a directory"
+                raise LanceIOError(f"cannot write {self.path}: it is a directory")
+            if os.name == "nt":  # Windows cannot rename an open file (and has no locks to keep)
+                self._sink.file.close()
             os.replace(self._tmp, self.path)
+            self._sink.file.close()  # the lock goes with it, after the rename: no sweep can take the file
+        except OSError as exc:
+            self.abort()
+            raise self._io_error(exc) from exc
         except BaseException:
             self.abort()
             raise

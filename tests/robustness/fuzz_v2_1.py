@@ -58,6 +58,8 @@ from google.protobuf import any_pb2  # noqa: E402
 from google.protobuf.descriptor import FieldDescriptor as FD  # noqa: E402
 
 import lancefile  # noqa: E402
+from lancefile.fuzz import filemap  # noqa: E402
+from lancefile.fuzz.mutations import apply_edit  # noqa: E402
 from lancefile._proto import encodings_v2_1_pb2 as pb  # noqa: E402
 from lancefile._proto import file2_pb2, file_pb2  # noqa: E402
 from tests import datagen  # noqa: E402
@@ -404,32 +406,15 @@ def set_page_layout(meta, page: int, layout) -> None:
     meta.pages[page].encoding.direct.encoding = anyv.SerializeToString()
 
 
+_FOOTER_NAMES = {"cms": "column_meta_start", "cmo": "cmo_table_start", "gbo": "gbo_table_start",
+                 "ng": "num_global_buffers", "nc": "num_columns", "major": "major", "minor": "minor"}
+
+
 def rebuild(fm: FileMap, metas=None, schema: bytes | None = None, footer: dict | None = None) -> bytes:
-    """The file with new column metadata (messages or bytes) and/or a new schema descriptor."""
-    cms = fm.footer[0]
-    body = bytearray(fm.data[:cms])
-    gbo = list(fm.gbo)
-    if schema is not None:
-        body += b"\0" * ((-len(body)) % 64)
-        gbo[0] = (len(body), len(schema))
-        body += schema
-        body += b"\0" * ((-len(body)) % 64)
-    cms = len(body)
-    cmo = []
-    for m in metas if metas is not None else fm.metas:
-        raw = m if isinstance(m, (bytes, bytearray)) else m.SerializeToString()
-        cmo.append((len(body), len(raw)))
-        body += raw
-    cmo_start = len(body)
-    for pos, size in cmo:
-        body += struct.pack("<QQ", pos, size)
-    gbo_start = len(body)
-    for pos, size in gbo:
-        body += struct.pack("<QQ", pos, size)
-    f = dict(cms=cms, cmo=cmo_start, gbo=gbo_start, ng=len(gbo), nc=len(cmo), major=fm.footer[5], minor=fm.footer[6])
-    f.update(footer or {})
-    body += FOOTER.pack(f["cms"], f["cmo"], f["gbo"], f["ng"], f["nc"], f["major"], f["minor"], b"LANC")
-    return bytes(body)
+    """The file with new column metadata (messages or bytes) and/or a new schema descriptor
+    (:func:`lancefile.fuzz.filemap.rebuild`; ``footer`` keys as in :data:`_FOOTER_NAMES`)."""
+    return filemap.rebuild(filemap.parse(fm.data), metas=metas if metas is not None else fm.metas, schema=schema,
+                           footer={_FOOTER_NAMES[k]: v for k, v in (footer or {}).items()})
 
 
 def descriptor(fm: FileMap):
@@ -493,30 +478,7 @@ def _walk(msg, path):
     return msg, path[-1]
 
 
-def apply_proto_edit(msg, edit: dict) -> None:
-    """Apply one edit (from :func:`random_proto_edit`) to a message in place."""
-    parent, name = _walk(msg, tuple(edit["path"]))
-    op = edit["op"]
-    if op == "set":
-        setattr(parent, name, edit["value"])
-    elif op == "set-bytes":
-        setattr(parent, name, bytes.fromhex(edit["value"]))
-    elif op == "clear":
-        parent.ClearField(name)
-    elif op == "del":
-        del getattr(parent, name)[edit["index"]]
-    elif op == "append":
-        rep = getattr(parent, name)
-        if isinstance(edit["value"], dict):
-            rep.add().CopyFrom(rep[edit["value"]["copy"]])
-        else:
-            rep.append(edit["value"])
-    elif op == "set-item":
-        getattr(parent, name)[edit["index"]] = edit["value"]
-    elif op == "replace-message":  # a sub-message replaced by a serialized one
-        getattr(parent, name).CopyFrom(type(getattr(parent, name)).FromString(bytes.fromhex(edit["value"])))
-    else:
-        raise ValueError(op)
+apply_proto_edit = apply_edit  # one edit language for both fuzzers (lancefile.fuzz.mutations)
 
 
 _CE_SAMPLES = None

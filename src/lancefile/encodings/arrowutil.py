@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 from ..errors import CorruptFileError
 
 __all__ = [
+    "safe_array",
     "fixed_width_bits",
     "array_from_fixed",
     "apply_validity",
@@ -24,6 +25,36 @@ def to_uint8(data) -> np.ndarray:
     if isinstance(data, np.ndarray):
         return data.view(np.uint8).reshape(-1)
     return np.frombuffer(data, dtype=np.uint8)
+
+
+def safe_array(dtype: pa.DataType, length: int, buffers: list, children: list | None = None,
+               offset: int = 0) -> pa.Array:
+    """``pa.Array.from_buffers`` for decoded data: never an array whose type and buffers disagree.
+
+    Arrow aborts the process on a dictionary-typed array built without its dictionary, and reads
+    past the end of buffers too short for the length, so decoders build arrays only through
+    here: a dictionary type is refused, and the layout (buffer count and sizes, child lengths) is
+    checked with ``validate()``, which costs nothing like a pass over the data. Failures are
+    :class:`CorruptFileError`; callers add the file, column and page.
+
+    Example::
+
+        >>> safe_array(pa.int32(), 2, [None, pa.py_buffer(bytes(8))]).to_pylist()
+        [0, 0]
+        >>> try:
+        ...     safe_array(pa.int32(), 3, [None, pa.py_buffer(bytes(8))])
+        ... except CorruptFileError as exc:
+        ...     print(str(exc)[:35])
+        decoded buffers do not make 3 value
+    """
+    if pa.types.is_dictionary(dtype):
+        raise CorruptFileError(f"values without a dictionary cannot be read as {dtype}")
+    try:
+        arr = pa.Array.from_buffers(dtype, length, buffers, children=children, offset=offset)
+        arr.validate()
+    except (ValueError, TypeError, pa.ArrowException) as exc:  # ArrowInvalid is a ValueError
+        raise CorruptFileError(f"decoded buffers do not make {length} values of {dtype} ({exc})") from None
+    return arr
 
 
 def fixed_width_bits(dtype: pa.DataType) -> int | None:
@@ -54,7 +85,7 @@ def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> 
         child = array_from_fixed(dtype.value_type, buf, (length + offset) * d)
         arr = pa.FixedSizeListArray.from_arrays(child, type=dtype)
         return arr.slice(offset, length) if offset else arr
-    return pa.Array.from_buffers(dtype, length, [None, buf], offset=offset)
+    return safe_array(dtype, length, [None, buf], offset=offset)
 
 
 def _is_flat_fixed(dtype: pa.DataType) -> bool:
@@ -95,7 +126,7 @@ def apply_validity(values: pa.Array, validity: pa.Array) -> pa.Array:
         bitmap = validity.buffers()[1]
     else:
         bitmap = _bitmap_with_offset(validity.to_numpy(zero_copy_only=False), values.offset)
-    return pa.Array.from_buffers(dtype, n, [bitmap] + bufs[1:], offset=values.offset)
+    return safe_array(dtype, n, [bitmap] + bufs[1:], offset=values.offset)
 
 
 def range_indices(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

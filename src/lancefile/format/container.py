@@ -39,11 +39,13 @@ from google.protobuf.message import DecodeError
 from .._proto import file2_pb2
 from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
 from ..io import ByteSource
+from .checksums import ChecksummedSource, FileChecksums, is_checksum_buffer
 from .version import VersionInfo, version_from_footer
 
 __all__ = [
     "FOOTER_LEN",
     "MAGIC",
+    "MAX_ROWS",
     "TAIL_READ_BYTES",
     "BufferRef",
     "PageInfo",
@@ -63,6 +65,9 @@ TAIL_READ_BYTES = 64 * 1024
 # Column metadata entries closer than this are fetched in one request.
 METADATA_COALESCE_GAP = 64 * 1024
 _FOOTER = struct.Struct("<QQQIIHH4s")
+# Row and value counts are u64 in the format but int64 in Arrow and numpy: a column's pages
+# holding more than this many rows in all are refused (so sums and products of counts stay exact).
+MAX_ROWS = 2**62
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
@@ -233,6 +238,55 @@ class FileLayout:
         self._regions: list[tuple[int, memoryview]] = [(meta_region_start, meta_region)]
         self._columns: dict[int, ColumnInfo] = {}
         self.num_rows: int | None = None  # the schema's row count, once the reader has parsed it
+        self.checksums: FileChecksums | None = None  # set by use_checksums()
+        self.raw_source = source  # reads without checksum checks
+
+    # -- checksums ------------------------------------------------------------------------
+    def find_checksums(self) -> FileChecksums | None:
+        """The file's checksum buffer (lancefile writes it last), checked against itself and the tail."""
+        gbs = self.global_buffers
+        if len(gbs) < 2 or gbs[-1].size < 16:
+            return None
+        raw = self.read_buffer(gbs[-1])
+        if not is_checksum_buffer(raw):
+            return None
+        ck = FileChecksums.parse(raw, self.path)
+        if (ck.num_columns != self.num_columns or ck.num_global_buffers != len(gbs)
+                or ck.covered > gbs[-1].position):
+            raise CorruptFileError(f"{self.path}: the checksum buffer describes another file layout "
+                                   f"({ck.num_columns} columns, {ck.num_global_buffers} global buffers)")
+        f = self.footer
+        tail = encode_footer(f) + self._cmo.astype("<u8").tobytes() + encode_offset_table(list(gbs[:-1]))
+        ck.check_tail(tail)
+        return ck
+
+    def use_checksums(self) -> FileChecksums | None:
+        """Check every later read against the file's checksums, if it has them."""
+        ck = self.find_checksums()
+        if ck is not None:
+            self.checksums = ck
+            self.source = ChecksummedSource(self.raw_source, ck, self.describe_range)
+        return ck
+
+    def describe_range(self, lo: int, hi: int) -> str:
+        """What bytes ``[lo, hi)`` hold: ``column 2 page 0 buffer 1``, ``global buffer 3``..."""
+        found = []
+        for g, ref in enumerate(self.global_buffers):
+            if ref.position < hi and lo < ref.position + ref.size:
+                found.append(f"global buffer {g}")
+        try:
+            self.prefetch_columns(range(self.num_columns))
+            for c in range(self.num_columns):
+                info = self.column(c)
+                for p, page in enumerate(info.pages):
+                    for b, ref in enumerate(page.buffers):
+                        if ref.position < hi and lo < ref.position + ref.size:
+                            found.append(f"column {c} page {p} buffer {b}")
+        except Exception:  # noqa: BLE001 - only naming the damage; the metadata may be damaged too
+            pass
+        if len(found) > 6:
+            found = found[:6] + [f"{len(found) - 6} more"]
+        return ", ".join(found) or "padding or out-of-line values"
 
     @property
     def num_columns(self) -> int:
@@ -283,6 +337,9 @@ class FileLayout:
 
     def read_buffer(self, ref: BufferRef) -> memoryview:
         got = self.region_bytes(ref)
+        if got is not None and self.checksums is not None and ref.position < self.checksums.covered:
+            if not self.checksums.check_in_memory(ref.position, ref.size, self._regions):
+                got = None  # its blocks are not all in memory: a checked read instead
         return got if got is not None else self.source.read(ref.position, ref.size)
 
     def column(self, index: int) -> ColumnInfo:
@@ -302,6 +359,8 @@ class FileLayout:
                 f"{where}: metadata [{pos}, +{size}) lies outside the column metadata region [{meta_lo}, {meta_hi})"
             )
         raw = self.read_buffer(BufferRef(pos, size))
+        if self.checksums is not None:
+            self.checksums.check_column_metadata(index, raw)
         meta = file2_pb2.ColumnMetadata()
         try:
             meta.ParseFromString(bytes(raw))
@@ -309,8 +368,12 @@ class FileLayout:
             raise CorruptFileError(f"{where}: column metadata is not a valid protobuf ({exc})") from None
         limit = self.file_size
         pages = []
+        total = 0
         for p_i, page in enumerate(meta.pages):
             pw = f"{where} page {p_i}"
+            total += page.length
+            if total > MAX_ROWS:
+                raise CorruptFileError(f"{pw}: a length of {page.length} rows takes the column past {MAX_ROWS} rows")
             pages.append(PageInfo(
                 buffers=_check_buffers(page.buffer_offsets, page.buffer_sizes, limit, pw),
                 length=int(page.length),

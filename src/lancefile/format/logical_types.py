@@ -226,7 +226,7 @@ def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataTyp
     if fsl_struct:
         item = _only_child(logical, children)
         try:
-            return pa.list_(item, _parse_int(fsl_struct.group(1)))
+            return pa.list_(item, _parse_size(fsl_struct.group(1)))
         except ValueError as exc:
             raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {exc}") from None
     if children:
@@ -275,7 +275,7 @@ def _parse_fixed_size_list(logical: str) -> pa.DataType:
     parts = logical.split(":")
     if len(parts) < 3:
         raise ValueError("expected fixed_size_list:{item}:{size}")
-    size = _parse_int(parts[-1])
+    size = _parse_size(parts[-1])
     inner = ":".join(parts[1:-1])
     if inner == BFLOAT16:
         item = pa.field("item", pa.binary(2), metadata={EXTENSION_NAME_KEY: BFLOAT16, EXTENSION_METADATA_KEY: ""})
@@ -288,7 +288,7 @@ def _parse_fixed_size_binary(logical: str) -> pa.DataType:
     parts = logical.split(":")
     if len(parts) != 2:
         raise ValueError("expected fixed_size_binary:{width}")
-    return pa.binary(_parse_int(parts[1]))
+    return pa.binary(_parse_size(parts[1]))
 
 
 def _parse_dictionary(logical: str) -> pa.DataType:
@@ -326,6 +326,22 @@ def _parse_int(text: str) -> int:
     if not re.fullmatch(r"[+-]?[0-9]+", text):  # int() would also take " 1", "1_0", "١"
         raise ValueError(f"{text!r} is not an integer")
     return int(text)
+
+
+# Arrow keeps list sizes and byte widths in an int32.
+_MAX_SIZE = 2**31 - 1
+
+
+def _parse_size(text: str) -> int:
+    """A list size or byte width: unsigned, as the reference parses them, and within Arrow's int32.
+
+    pyarrow takes a negative size as "no size" (``pa.list_(t, -1)`` is a plain list) and builds
+    ``fixed_size_binary[-5]``, so a forged sign must never reach it.
+    """
+    value = _parse_int(text)
+    if not 0 <= value <= _MAX_SIZE:
+        raise ValueError(f"size {value} is outside [0, {_MAX_SIZE}]")
+    return value
 
 
 # --------------------------------------------------------------------------------------------

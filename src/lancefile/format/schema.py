@@ -67,6 +67,7 @@ from .logical_types import (  # noqa: F401  (re-exported: schema users import th
     PRIMARY_KEY_KEY,
     PRIMARY_KEY_POSITION_KEY,
 )
+from .container import MAX_ROWS
 from .version import FileVersion
 
 __all__ = [
@@ -434,6 +435,7 @@ class LanceSchema:
                     "which no earlier field has"
                 )
             by_id[f.id] = f
+        _check_unique_names(top, path, "the schema")  # nested duplicates are legal: the reference writes them
         out = cls(fields=top, metadata=dict(pb.metadata))
         try:  # building the Arrow schema checks every type; on failure find the innermost culprit
             out._storage = out.to_arrow_storage()
@@ -507,6 +509,14 @@ class LanceSchema:
         return found
 
 
+def _check_unique_names(fields: list[LanceField], path: str, where: str) -> None:
+    """Top-level fields must have distinct names (the reference refuses others): a projection could not tell them apart."""
+    if len(fields) > 1 and len({f.name for f in fields}) != len(fields):
+        seen: set[str] = set()
+        dup = next(f.name for f in fields if f.name in seen or seen.add(f.name))
+        raise CorruptFileError(f"{path}: {where} has two fields named {dup!r}")
+
+
 def _find(fields: list[LanceField], path: str) -> LanceField | None:
     for f in fields:
         if f.name == path:
@@ -578,4 +588,6 @@ def parse_descriptor(data: bytes, *, path: str = "<file>") -> tuple[LanceSchema,
         raise CorruptFileError(f"{path}: global buffer 0 is not a Lance FileDescriptor ({exc})") from None
     if not message.HasField("schema"):
         raise CorruptFileError(f"{path}: the FileDescriptor in global buffer 0 has no schema")
+    if message.length > MAX_ROWS:
+        raise CorruptFileError(f"{path}: the FileDescriptor says {message.length} rows, more than {MAX_ROWS}")
     return LanceSchema.from_proto(message.schema, path=path), message.length

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..arrowutil import safe_array
 from ...errors import CorruptFileError, UnsupportedEncodingError
 from ..page import PageData
 from ..registry import LAYOUT
@@ -74,7 +75,7 @@ class BlobPage(PageLayoutBase):
         lens = np.where(null, 0, size).astype(np.int64)
         offsets = np.zeros(len(lens) + 1, dtype=np.int64)
         np.cumsum(lens, out=offsets[1:])
-        values = pa.Array.from_buffers(pa.large_binary(), len(lens), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        values = safe_array(pa.large_binary(), len(lens), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         if self.leaf.dtype != pa.large_binary():
             values = values.cast(self.leaf.dtype)
         return PagePart(None, defs, values, sel.count)

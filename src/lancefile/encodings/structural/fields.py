@@ -19,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..._proto import encodings_v2_1_pb2 as pb
-from ...errors import CorruptFileError, UnsupportedEncodingError
+from ...errors import ChecksumError, CorruptFileError, UnsupportedEncodingError
 from ...format.container import FileLayout
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
-from ..arrowutil import concat_arrays
+from ..arrowutil import concat_arrays, safe_array
 from ..columns import ColumnPages
 from ..registry import LAYOUT
 from ..selection import Selection
@@ -123,6 +123,8 @@ class LeafColumn:
             try:
                 parts.append(type(items[0][0]).take_pages(items))
             except CorruptFileError as exc:
+                if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                    raise
                 raise CorruptFileError(f"{exc} ({self.pages.label})") from None
         return _concat_parts(parts, self.leaf.dtype, sel.count)
 
@@ -133,6 +135,8 @@ class LeafColumn:
             try:
                 parts.append(self.decoder(p).read(local, page))
             except CorruptFileError as exc:
+                if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                    raise
                 if str(exc).startswith(page.where):
                     raise
                 raise CorruptFileError(f"{page.where}: {exc}") from None  # a kernel's message: say where
@@ -300,14 +304,16 @@ class StructuralReader:
         values = {col: v for col, _, v in results}
         try:
             return self._build(self.root, 0, unraveled, values, sel.count)
-        except CorruptFileError as exc:  # leaves that disagree: name the rows and the pages read
+        except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise  # leaves that disagree: name the rows and the pages read
             pages = ", ".join(col.pages_of(sel) for col in self._leaves.values())
             raise CorruptFileError(f"{exc} (rows {sel.start}-{sel.stop - 1}; {pages})") from None
 
     def _build(self, node: Node, k: int, unraveled, values, n: int) -> pa.Array:
         if node.leaf is None:  # a struct without leaves below it (empty structs): all valid
             kids = [self._build(c, k + 1, unraveled, values, n) for c in node.children]
-            return pa.Array.from_buffers(node.dtype, n, [None], children=kids)
+            return safe_array(node.dtype, n, [None], children=kids)
         layer = unraveled[node.leaf].layers[k]
         valid = layer.valid if node.stride == 1 or layer.valid is None else layer.valid[:: node.stride]
         if node.kind == "leaf":
@@ -335,7 +341,7 @@ class StructuralReader:
         large = pa.types.is_large_list(node.dtype)
         off = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
         bitmap = _bitmap(valid)
-        return pa.Array.from_buffers(node.dtype, n, [bitmap, off], children=[child])
+        return safe_array(node.dtype, n, [bitmap, off], children=[child])
 
 
 def _bitmap(valid: np.ndarray | None, offset: int = 0) -> pa.Buffer | None:
@@ -360,7 +366,7 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
         d = t.list_size
         return pa.FixedSizeListArray.from_arrays(arr.values.slice(arr.offset * d, len(arr) * d), type=t,
                                                  mask=pa.array(~valid))
-    return pa.Array.from_buffers(t, len(arr), [_bitmap(valid, arr.offset)] + arr.buffers()[1:], offset=arr.offset)
+    return safe_array(t, len(arr), [_bitmap(valid, arr.offset)] + arr.buffers()[1:], offset=arr.offset)
 
 
 def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None = None):

@@ -26,7 +26,7 @@ from bisect import bisect_right
 import numpy as np
 import pyarrow as pa
 
-from ...errors import CorruptFileError
+from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
 from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock,
@@ -236,6 +236,8 @@ class MiniBlockPage(PageLayoutBase):
             rep, defs, entries, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts,
                                                              positions)
         except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise
             raise CorruptFileError(f"{where}: {exc}") from None
         if taken:  # the values and levels were cut to the rows already
             starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
@@ -287,6 +289,8 @@ class MiniBlockPage(PageLayoutBase):
             out = kernels.miniblock_plain_values(data, offsets[c0 : c1 + 1] - start, counts[c0 : c1 + 1], self.header,
                                                  self.word, w, sel.start - first[c0], sel.count)
         except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise
             raise page.error(f"plain page: {exc}") from None
         values = values_to_arrow(Fixed(out, 8 * w, sel.count), self.leaf.dtype, page.where)
         return PagePart(None, None, values, sel.count)
@@ -304,6 +308,8 @@ class MiniBlockPage(PageLayoutBase):
             out = kernels.miniblock_plain_take(data, base, counts[needed], self.header, self.word, self.plain_width,
                                                row_chunk, sel.indices - first[chunk_of])
         except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise
             raise page.error(f"plain page: {exc}") from None
         values = values_to_arrow(Fixed(out, 8 * self.plain_width, sel.count), self.leaf.dtype, page.where)
         return PagePart(None, None, values, sel.count)
@@ -367,6 +373,8 @@ class MiniBlockPage(PageLayoutBase):
             num_levels, rep_at, rep_size, def_at, def_size, buf_starts, buf_sizes = kernels.miniblock_headers(
                 data, base, base + sizes, self.has_rep, self.has_def, self.word, self.num_buffers)
         except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise
             raise page.error(str(exc)) from None
         levels = self.has_rep or self.has_def
         entries = num_levels if levels else counts

@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
-from ..arrowutil import gather_ranges, to_uint8
+from ...errors import CorruptFileError
+from ..arrowutil import gather_ranges, to_uint8, safe_array
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
 from .flat import _decompressed, _is_compressed, flat_bytes, plain_flat, plain_values
@@ -100,12 +101,12 @@ def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, vali
     large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
     if not large:
         if offsets[-1] > np.iinfo(np.int32).max:
-            raise OverflowError(f"{offsets[-1]} bytes do not fit a {dtype} array; read it as large_{dtype}")
+            raise CorruptFileError(f"{offsets[-1]} bytes of values do not fit a {dtype} array (use the large type)")
         offsets = offsets.astype(np.int32)
     bitmap = None
     if valid is not None and not valid.all():
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(dtype, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return safe_array(dtype, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 @register_array_decoder("binary")

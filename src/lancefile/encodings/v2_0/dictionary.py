@@ -64,8 +64,9 @@ def decode_dictionary(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array
     )
     if pa.types.is_dictionary(dtype):
         indices = decode_array(msg.indices, page, dtype.index_type, sel)
-        if len(indices) and pa.compute.max(indices).as_py() is not None and pa.compute.max(indices).as_py() >= n_items:
-            raise page.error(f"dictionary index out of range (dictionary has {n_items} items)")
+        lo, hi = pa.compute.min_max(indices).values() if len(indices) else (None, None)
+        if hi.is_valid and (lo.as_py() < 0 or hi.as_py() >= n_items):
+            raise page.error(f"dictionary index out of range [0, {n_items}): {lo.as_py()}..{hi.as_py()}")
         return pa.DictionaryArray.from_arrays(indices, items)
     bits = leaf_flat_bits(msg.indices)
     if bits not in _UINT:

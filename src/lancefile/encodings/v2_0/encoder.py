@@ -331,11 +331,12 @@ class ListEncoder(FieldEncoder):
 
     def encode(self, arr: pa.Array, sink: PageSink) -> None:
         n = len(arr)
-        if n == 0 and self.in_list:
-            arr = arr.slice(0, 0)
         large = pa.types.is_large_list(arr.type)
-        raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32) if n else np.zeros(1, np.int32)
-        offsets = raw[arr.offset : arr.offset + n + 1].astype(np.int64)
+        if n:
+            raw = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32)
+            offsets = raw[arr.offset : arr.offset + n + 1].astype(np.int64)
+        else:  # no lists (e.g. the items of empty outer lists, at any offset): one empty page in a list
+            offsets = np.zeros(1, np.int64)
         mask = null_mask(arr)
         step = max(1, self.max_page_bytes // 8)
         for off in (range(0, n, step) if n or not self.in_list else [0]):

@@ -24,7 +24,7 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer
-from ..arrowutil import array_from_fixed, concat_arrays, range_indices
+from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
@@ -116,7 +116,7 @@ class StructReader(FieldReader):
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
         if not fields:
-            return pa.Array.from_buffers(self.dtype, sel.count, [None], children=[])
+            return safe_array(self.dtype, sel.count, [None], children=[])
         return pa.StructArray.from_arrays([c.read(sel, cache) for c in self.children], fields=fields)
 
 
@@ -186,7 +186,7 @@ def _build_list(dtype: pa.DataType, lengths: np.ndarray, valid: np.ndarray, item
     np.cumsum(lengths, out=offsets[1:])
     off_type = np.int64 if large else np.int32
     bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(
+    return safe_array(
         dtype, len(lengths), [bitmap, pa.py_buffer(offsets.astype(off_type))], children=[items]
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..arrowutil import to_uint8
+from ..arrowutil import to_uint8, safe_array
 from ..registry import register_array_decoder
 from ..selection import Selection
 from .binary import build_binary
@@ -33,5 +33,5 @@ def decode_fixed_size_binary(msg, page, dtype: pa.DataType, sel: Selection) -> p
         data = read_spans(page, inner.flat.buffer, sel.indices * w, np.full(n, w, dtype=np.int64))
     offsets = np.arange(n + 1, dtype=np.int64) * w
     if pa.types.is_fixed_size_binary(dtype):
-        return pa.Array.from_buffers(dtype, n, [None, pa.py_buffer(data)])
+        return safe_array(dtype, n, [None, pa.py_buffer(data)])
     return build_binary(dtype, offsets, data, None)

@@ -15,11 +15,13 @@ from ..selection import Selection
 
 __all__ = ["split_adjusted", "row_spans"]
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
 
 def split_adjusted(raw: np.ndarray, adjustment: int) -> tuple[np.ndarray, np.ndarray]:
     """(ends, valid) from stored end offsets; ``adjustment`` 0 means no row is null."""
     v = raw.astype(np.int64, copy=False)
-    if adjustment <= 0:
+    if adjustment <= 0 or adjustment > _INT64_MAX:  # a forged u64 past int64: no end can reach it
         return v, np.ones(len(v), dtype=bool)
     valid = v < adjustment
     return np.where(valid, v, v - adjustment), valid

@@ -26,8 +26,18 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(starts) == 0:
         return np.empty(0, dtype=np.uint8)
+    size = page.ref(buffer).size
     if len(starts) <= SMALL_SPANS:
-        return _read_few(page, buffer, starts.tolist(), lengths.tolist(), gap)
+        starts_l, lengths_l = starts.tolist(), lengths.tolist()
+        for s, n in zip(starts_l, lengths_l):
+            if s < 0 or n < 0 or s + n > size:
+                raise page.error(f"needs bytes [{s}, {s + n}) of a {size}-byte buffer")
+        return _read_few(page, buffer, starts_l, lengths_l, gap)
+    # every range inside the buffer before anything is allocated (forged offsets may ask for 2**63 bytes)
+    bad = (lengths < 0) | (lengths > size) | (starts < 0) | (starts > size - lengths)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise page.error(f"needs bytes [{int(starts[i])}, {int(starts[i]) + int(lengths[i])}) of a {size}-byte buffer")
     ends = starts + lengths
     run_end = np.maximum.accumulate(ends)
     new = np.empty(len(starts), dtype=bool)

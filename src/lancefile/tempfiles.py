@@ -1,0 +1,143 @@
+"""Temporary files of writes in progress: named to be recognised, locked while alive, swept when stale.
+
+A write goes to ``.<name>.<12 hex digits>.tmp`` beside its destination and is renamed into
+place when it succeeds; every failure Python sees removes it. A process killed mid-write
+(SIGKILL, power loss) cannot, so the writer holds an exclusive ``flock`` on its temporary file
+for the file's whole life: the kernel drops the lock when the process dies, whatever killed it.
+The next write into the same directory (at most once every :data:`SWEEP_INTERVAL` seconds per
+directory and process) removes every temporary file of that pattern that nobody holds locked
+and that is older than :data:`STALE_AFTER` seconds (which covers the instant between a file's
+creation and its lock). :func:`remove_stale` does the same on demand.
+
+Example::
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> tmp = temporary_path(os.path.join(d, "data.lance"))
+    >>> is_temporary(os.path.basename(tmp))
+    True
+    >>> open(tmp, "wb").close()           # left behind by a writer that was killed
+    >>> os.utime(tmp, (0, 0))             # ... long ago
+    >>> [os.path.basename(p) == os.path.basename(tmp) for p in remove_stale(d)]
+    [True]
+    >>> os.listdir(d)
+    []
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import threading
+import time
+import uuid
+
+from .errors import LanceIOError
+
+__all__ = ["temporary_path", "is_temporary", "create_locked", "remove_stale", "sweep_once", "STALE_AFTER",
+           "SWEEP_INTERVAL"]
+
+try:  # POSIX advisory locks; elsewhere stale files are only swept by age
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+# A temporary file untouched for this long and not locked belongs to a dead writer (the age
+# only covers the instant between a writer creating its file and locking it).
+STALE_AFTER = 1.0
+# Each process sweeps a directory at most this often.
+SWEEP_INTERVAL = 60.0
+# Without locks (no fcntl) only files this old are taken for dead.
+_UNLOCKED_STALE_AFTER = 24 * 3600.0
+
+_PATTERN = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+_swept: dict[str, float] = {}
+_swept_lock = threading.Lock()
+
+
+def temporary_path(path: str) -> str:
+    """Where a write to ``path`` goes until it is complete: ``<dir>/.<name>.<12 hex>.tmp``."""
+    directory, name = os.path.split(os.path.abspath(path))
+    return os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is that of a lancefile write in progress (or of a dead one)."""
+    return _PATTERN.fullmatch(name) is not None
+
+
+def create_locked(path: str):
+    """Create ``path`` (it must not exist) for unbuffered binary writing, locked while open."""
+    try:
+        f = open(path, "xb", buffering=0)
+    except OSError as exc:
+        raise LanceIOError(f"cannot create {path}: {exc.strerror or exc}") from exc
+    if fcntl is not None:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a file system without flock: the file is swept by age only
+            pass
+    return f
+
+
+def remove_stale(directory: str) -> list[str]:
+    """Remove the temporary files in ``directory`` left by writers that died; return their paths."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not is_temporary(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        age = now - st.st_mtime
+        if age < (STALE_AFTER if fcntl is not None else _UNLOCKED_STALE_AFTER):
+            continue
+        if _unlink_if_unlocked(entry.path):
+            removed.append(entry.path)
+    return removed
+
+
+def _unlink_if_unlocked(path: str) -> bool:
+    if fcntl is None:  # pragma: no cover - Windows
+        try:
+            os.unlink(path)
+            return True
+        except OSError:
+            return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live writer holds it
+        try:
+            os.unlink(path)  # unlinked while we hold the lock: no writer can be starting on it
+            return True
+        except OSError:
+            return False
+    finally:
+        os.close(fd)
+
+
+def sweep_once(directory: str) -> None:
+    """:func:`remove_stale` unless this process swept ``directory`` in the last :data:`SWEEP_INTERVAL` s."""
+    key = os.path.abspath(directory)
+    now = time.monotonic()
+    with _swept_lock:
+        last = _swept.get(key)
+        if last is not None and now - last < SWEEP_INTERVAL:
+            return
+        _swept[key] = now
+    remove_stale(key)

@@ -1,0 +1,480 @@
+"""One regression test per finding of the 2.0 corruption campaign (issue 13, "Why").
+
+Each test forges the file the finding was about (with :mod:`lancefile.fuzz.filemap`) and
+checks that lancefile now refuses it with a Lance error naming the file, or (writer findings)
+that the write fails cleanly. Files are written without checksums (and read without checking
+them where they have some) so the forged bytes reach the checks under test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.encodings import arrowutil
+from lancefile.fuzz.filemap import parse, rebuild
+from lancefile.tempfiles import is_temporary
+
+PLAIN = {"checksums": False, "statistics": False}
+
+
+def _write(tmp_path, table, version="2.0", name="f.lance", **options) -> bytes:
+    path = tmp_path / name
+    lancefile.write_table(table, path, version=version, **{**PLAIN, **options})
+    return path.read_bytes()
+
+
+def _sample(tmp_path, version="2.0") -> bytes:
+    t = pa.table({"a": pa.array(np.arange(100, dtype=np.int64)), "s": pa.array([f"v{i}" for i in range(100)]),
+                  "l": pa.array([[i] for i in range(100)])})
+    return _write(tmp_path, t, version)
+
+
+def _forge_schema(data: bytes, edit) -> bytes:
+    fm = parse(data)
+    edit(fm.descriptor)
+    return rebuild(fm, schema=fm.descriptor.SerializeToString())
+
+
+def _refused(tmp_path, data: bytes, error=lancefile.CorruptFileError, match=None, ops=("all", "take", "meta")):
+    """Every read op raises ``error`` (never another exception), naming the file."""
+    path = tmp_path / "forged.lance"
+    path.write_bytes(data)
+    for op in ops:
+        with pytest.raises(error, match=match) as info:
+            reader = lancefile.LanceFileReader(path, verify_checksums=False)
+            if op == "all":
+                reader.read_all().to_table()
+            elif op == "take":
+                reader.take_rows([0, reader.num_rows() - 1]).to_table()
+            else:
+                reader.metadata()
+                reader.read_all().to_table()
+        assert str(path) in str(info.value), info.value
+
+
+def _in_child(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter: an abort there fails the test instead of killing pytest."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+# -- process aborts (SIGABRT in pyarrow) ----------------------------------------------------
+
+
+def test_dictionary_type_without_dictionary_is_refused_not_aborted(tmp_path):
+    """A forged ``dict:`` logical type over plain values: pyarrow aborted on the array built for it."""
+    forged = _forge_schema(_sample(tmp_path), lambda d: setattr(d.schema.fields[0], "logical_type",
+                                                                "dict:int64:int32:false"))
+    path = tmp_path / "dict.lance"
+    path.write_bytes(forged)
+    code = f"""
+import lancefile
+try:
+    lancefile.read_table({str(path)!r})
+except lancefile.CorruptFileError as exc:
+    print("refused:", exc)
+"""
+    done = _in_child(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused:" in done.stdout
+
+
+def test_offset_table_entry_pointing_at_another_column(tmp_path):
+    """Column 0's metadata entry pointing at column 1's metadata: its pages decode as the wrong type."""
+    fm = parse(_sample(tmp_path))
+    forged = rebuild(fm, cmo=lambda e: [e[1], *e[1:]])
+    path = tmp_path / "cmo.lance"
+    path.write_bytes(forged)
+    done = _in_child(f"""
+import lancefile
+for op in ("all", "take"):
+    try:
+        r = lancefile.LanceFileReader({str(path)!r})
+        r.read_all().to_table() if op == "all" else r.take_rows([0, 99]).to_table()
+    except lancefile.CorruptFileError as exc:
+        print("refused:", exc)
+""")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("refused:") == 2 and "column 0" in done.stdout
+
+
+def test_safe_array_refuses_a_dictionary_type_and_short_buffers():
+    with pytest.raises(lancefile.CorruptFileError, match="without a dictionary"):
+        arrowutil.safe_array(pa.dictionary(pa.int32(), pa.string()), 1, [None, pa.py_buffer(bytes(4))])
+    with pytest.raises(lancefile.CorruptFileError, match="do not make 3 values"):
+        arrowutil.safe_array(pa.int64(), 3, [None, pa.py_buffer(bytes(16))])
+    with pytest.raises(lancefile.CorruptFileError, match="do not make"):
+        arrowutil.safe_array(pa.int64(), 1, [None, pa.py_buffer(bytes(8)), pa.py_buffer(bytes(8))])
+
+
+# -- foreign exceptions ----------------------------------------------------------------------
+
+
+def test_page_length_past_int64(tmp_path):
+    """OverflowError in container.py: a page length of 2**63 or more."""
+    fm = parse(_sample(tmp_path))
+    fm.metas[0].pages[0].length = 2**63 + 5
+    _refused(tmp_path, rebuild(fm, metas=fm.metas), match="rows")
+
+
+@pytest.mark.parametrize("logical", ["fixed_size_binary:-5", "fixed_size_list:int32:-1", "fixed_size_list:int8:2147483648",
+                                     "fixed_size_list:int64:99999999999999999999", "fixed_size_binary:3000000000",
+                                     "fixed_size_list:struct:-2"])
+def test_bad_sizes_in_logical_types(tmp_path, logical):
+    """ArrowInvalid / IndexError / OverflowError from sizes pyarrow misreads (-1 makes a plain list)."""
+    forged = _forge_schema(_sample(tmp_path), lambda d: setattr(d.schema.fields[0], "logical_type", logical))
+    _refused(tmp_path, forged, match="logical type")
+
+
+def test_row_count_past_int64(tmp_path):
+    _refused(tmp_path, _forge_schema(_sample(tmp_path), lambda d: setattr(d, "length", 2**64 - 1)), match="rows")
+
+
+def test_duplicate_top_level_names(tmp_path):
+    """ValueError in reader.py (and silently wrong types): two top-level fields named alike."""
+    forged = _forge_schema(_sample(tmp_path), lambda d: setattr(d.schema.fields[1], "name", "a"))
+    _refused(tmp_path, forged, match="two fields named 'a'")
+
+
+def test_negative_dictionary_index(tmp_path):
+    """ArrowIndexError in v2_0/dictionary.py: an index that is negative in a signed key type."""
+    idx = pa.array(np.arange(50, dtype=np.int32) % 5)
+    t = pa.table({"d": pa.DictionaryArray.from_arrays(idx, pa.array(["a", "b", "c", "d", "e"]))})
+    data = bytearray(_write(tmp_path, t))
+    fm = parse(bytes(data))
+    pos, size = fm.regions["c0p0b0"]  # the keys
+    data[pos : pos + 4] = (-7).to_bytes(4, "little", signed=True)
+    _refused(tmp_path, bytes(data), match="dictionary index")
+
+
+def test_null_adjustment_past_int64(tmp_path):
+    """OverflowError in v2_0/offsets.py: a u64 null adjustment of 2**63 or more."""
+    fm = parse(_write(tmp_path, pa.table({"s": pa.array(["ab", None, "c"] * 10)})))
+    from lancefile.fuzz.filemap import page_encoding, set_page_encoding
+
+    enc = page_encoding(fm, fm.metas[0], 0)
+    enc.binary.null_adjustment = 2**64 - 1
+    set_page_encoding(fm, fm.metas[0], 0, enc)
+    path = tmp_path / "adj.lance"
+    path.write_bytes(rebuild(fm, metas=fm.metas))
+    try:  # any outcome but a foreign exception: the nulls are gone, the values are still in the buffer
+        lancefile.read_table(path)
+    except lancefile.LanceError as exc:
+        assert str(path) in str(exc)
+
+
+# -- allocation before range checks ----------------------------------------------------------
+
+
+def test_take_on_forged_spans_checks_before_allocating(tmp_path):
+    """take_rows on forged Binary ends allocated up to 7e18 bytes before finding them outside the file."""
+    t = pa.table({"s": pa.array([f"value-{i}" for i in range(1000)])})
+    data = bytearray(_write(tmp_path, t))
+    fm = parse(bytes(data))
+    pos, _ = fm.regions["c0p0b0"]  # the u64 end offsets
+    data[pos + 8 * 900 : pos + 8 * 901] = (2**62).to_bytes(8, "little")  # row 900 ends 4 EiB on
+    path = tmp_path / "spans.lance"
+    path.write_bytes(bytes(data))
+    reader = lancefile.LanceFileReader(path)
+    tracemalloc.start()
+    try:
+        with pytest.raises(lancefile.CorruptFileError, match="needs bytes") as info:
+            reader.take_rows([3, 900]).to_table()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(path) in str(info.value)
+    assert peak < 10 << 20, peak
+
+
+def test_read_spans_checks_every_range_first():
+    from lancefile.encodings.v2_0 import spans
+    from lancefile.format.container import BufferRef
+
+    class Page:
+        def ref(self, buffer):
+            return BufferRef(0, 100)
+
+        def error(self, msg):
+            return lancefile.CorruptFileError(msg)
+
+        def read_into(self, *args):  # pragma: no cover - never reached
+            raise AssertionError("read before the ranges were checked")
+
+    for n in (3, 200):  # the plain-Python and the numpy paths
+        starts = np.zeros(n, np.int64)
+        lengths = np.ones(n, np.int64)
+        lengths[-1] = 2**62
+        with pytest.raises(lancefile.CorruptFileError, match="needs bytes"):
+            spans.read_spans(Page(), 0, starts, lengths)
+
+
+# -- invalid Arrow results ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_invalid_utf8_is_refused(tmp_path, version):
+    data = bytearray(_write(tmp_path, pa.table({"s": pa.array([f"hello{i}" for i in range(10)])}), version))
+    i = data.find(b"hello0")  # row 0: every op reads it
+    assert i > 0
+    data[i] = 0xFF
+    _refused(tmp_path, bytes(data), match="UTF8|UTF-8")
+
+
+def test_num_columns_larger_than_the_schema(tmp_path):
+    fm = parse(_sample(tmp_path))
+    _refused(tmp_path, rebuild(fm, metas=fm.metas + [fm.metas[-1]]), match="needs 4 columns .* has 5")
+
+
+def test_non_nullable_field_with_nulls(tmp_path):
+    data = _write(tmp_path, pa.table({"a": pa.array([1, None, 3]), "st": pa.array([{"x": 1}, {"x": None}, None])}),
+                  "2.2")
+    forged = _forge_schema(data, lambda d: setattr(d.schema.fields[0], "nullable", False))
+    _refused(tmp_path, forged, match="'a' is declared non-nullable", ops=("all",))
+    # a nested non-nullable child: nulls under a valid parent are refused, under a null parent allowed
+    forged = _forge_schema(data, lambda d: setattr(d.schema.fields[2], "nullable", False))
+    _refused(tmp_path, forged, match=r"'st\.x' is declared non-nullable", ops=("all",))
+    path = tmp_path / "nested.lance"
+    path.write_bytes(forged)
+    assert lancefile.LanceFileReader(path).take_rows([0, 2]).to_table().num_rows == 2
+
+
+# -- lancefile's own bugs stay visible ------------------------------------------------------------
+
+
+def test_reader_does_not_relabel_its_own_bugs(tmp_path, monkeypatch):
+    """IndexError / ValueError from lancefile's code are bugs: they are not turned into CorruptFileError."""
+    from lancefile.encodings.v2_0 import fields
+
+    path = tmp_path / "ok.lance"
+    path.write_bytes(_sample(tmp_path))
+
+    for exc in (IndexError("a bug"), ValueError("another bug")):
+        def broken(*args, exc=exc, **kwargs):
+            raise exc
+
+        monkeypatch.setattr(fields.LeafReader, "read", broken)
+        with pytest.raises(type(exc), match="bug") as info:
+            lancefile.read_table(path)
+        assert not isinstance(info.value, lancefile.LanceError)
+
+
+# -- the nested-list encoder bug -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_list_of_lists_without_inner_lists_at_an_offset(tmp_path, version):
+    """ListEncoder raised IndexError on a list<list<...>> page with no inner lists at a nonzero offset."""
+    t = pa.table({"ll": pa.array([[[1], [2]], [], None], pa.list_(pa.list_(pa.int64())))}).slice(1)
+    path = tmp_path / "ll.lance"
+    lancefile.write_table(t, path, version=version)
+    assert lancefile.read_table(path).equals(t)
+    lance_file = pytest.importorskip("lance.file")
+    assert lance_file.LanceFileReader(str(path)).read_all().to_table().equals(t)
+    deeper = pa.table({"l3": pa.array([[[[1]]], [], [[]], None], pa.list_(pa.list_(pa.list_(pa.int64()))))}).slice(1)
+    lancefile.write_table(deeper, path, version=version)
+    assert lancefile.read_table(path).equals(deeper)
+
+
+# -- paths that are not regular files ---------------------------------------------------------------
+
+
+def test_directories_and_datasets_are_refused(tmp_path):
+    with pytest.raises(lancefile.LanceIOError, match="is a directory"):
+        lancefile.LanceFileReader(tmp_path)
+    (tmp_path / "ds" / "_versions").mkdir(parents=True)
+    with pytest.raises(lancefile.LanceIOError, match="lancefile.dataset"):
+        lancefile.read_table(tmp_path / "ds")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.lance"
+    os.mkfifo(fifo)
+    outcome = []
+
+    def read():
+        try:
+            lancefile.LanceFileReader(fifo)
+        except lancefile.LanceIOError as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "opening a FIFO blocked"
+    assert outcome and "not a regular file" in str(outcome[0])
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
+def test_a_device_is_refused():
+    with pytest.raises(lancefile.LanceIOError, match="not a regular file"):
+        lancefile.LanceFileReader("/dev/null")
+
+
+# -- the writer: temporary files, OS errors, bad input ------------------------------------------------
+
+
+def _temporaries(directory) -> list[str]:
+    return [n for n in os.listdir(directory) if is_temporary(n)]
+
+
+_KILLED_WRITER = """
+import sys, numpy as np, pyarrow as pa, lancefile
+t = pa.table({"x": np.arange(1 << 16), "s": pa.array([str(i) for i in range(1 << 16)])})
+with lancefile.LanceFileWriter(sys.argv[1], t.schema, data_cache_bytes=1 << 16) as w:
+    print("writing", flush=True)
+    while True:
+        w.write_batch(t)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_killed_write_leaves_nothing_and_the_next_write_sweeps(tmp_path):
+    dest = tmp_path / "out.lance"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for delay in (0.0, 0.05, 0.3):
+        proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(dest)], stdout=subprocess.PIPE, env=env)
+        assert proc.stdout.readline().strip() == b"writing"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert not dest.exists()
+        # what a killed process cannot remove (each new writer sweeps its predecessors' when stale)
+        assert _temporaries(tmp_path)
+    time.sleep(1.1)  # older than STALE_AFTER
+    lancefile.write_table(pa.table({"x": [1]}), tmp_path / "next.lance")
+    assert _temporaries(tmp_path) == []
+    assert sorted(os.listdir(tmp_path)) == ["next.lance"]
+
+
+def test_a_live_writers_temporary_file_is_not_swept(tmp_path, monkeypatch):
+    from lancefile import tempfiles
+
+    monkeypatch.setattr(tempfiles, "STALE_AFTER", 0.0)
+    w = lancefile.LanceFileWriter(tmp_path / "a.lance", pa.schema([("x", pa.int64())]))
+    w.write_batch(pa.table({"x": [1, 2]}))
+    (tmp_name,) = _temporaries(tmp_path)
+    assert tmp_name.startswith(".a.lance.") and tmp_name.endswith(".tmp")
+    assert tempfiles.remove_stale(str(tmp_path)) == []  # locked by the live writer
+    w.close()
+    assert lancefile.read_table(tmp_path / "a.lance").num_rows == 2
+    assert _temporaries(tmp_path) == []
+
+
+def test_failed_writes_remove_their_temporary_file(tmp_path):
+    with pytest.raises(lancefile.SchemaMismatchError):
+        with lancefile.LanceFileWriter(tmp_path / "f.lance") as w:
+            w.write_batch(pa.table({"x": [1]}))
+            w.write_batch(pa.table({"x": ["a"]}))
+    with pytest.raises(RuntimeError):
+        with lancefile.LanceFileWriter(tmp_path / "g.lance") as w:
+            w.write_batch(pa.table({"x": [1]}))
+            raise RuntimeError("caller failed")
+    assert os.listdir(tmp_path) == []
+
+
+def test_destination_that_is_a_directory(tmp_path):
+    (tmp_path / "d.lance").mkdir()
+    with pytest.raises(lancefile.LanceIOError, match="is a directory"):
+        lancefile.write_table(pa.table({"x": [1]}), tmp_path / "d.lance")
+    w = lancefile.LanceFileWriter(tmp_path / "e.lance", pa.schema([("x", pa.int64())]))
+    (tmp_path / "e.lance").mkdir()  # appears during the write
+    with pytest.raises(lancefile.LanceIOError, match="is a directory"):
+        w.close()
+    assert _temporaries(tmp_path) == []
+
+
+def test_directory_removed_during_the_write(tmp_path):
+    d = tmp_path / "sub"
+    d.mkdir()
+    w = lancefile.LanceFileWriter(d / "f.lance", pa.schema([("x", pa.int64())]))
+    w.write_batch(pa.table({"x": [1]}))
+    for name in os.listdir(d):
+        os.unlink(d / name)
+    d.rmdir()
+    with pytest.raises(lancefile.LanceIOError, match=str(d / "f.lance")) as info:
+        w.close()
+    assert isinstance(info.value, OSError)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs RLIMIT_FSIZE")
+def test_file_size_limit(tmp_path):
+    """EFBIG (a file-size limit) surfaces as LanceIOError naming the file; nothing is left behind."""
+    dest = tmp_path / "big.lance"
+    done = _in_child(f"""
+import resource, numpy as np, pyarrow as pa, lancefile
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+try:
+    lancefile.write_table(pa.table({{"x": np.arange(1 << 20)}}), {str(dest)!r})
+except lancefile.LanceIOError as exc:
+    print("refused:", exc)
+""")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused:" in done.stdout and str(dest) in done.stdout
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions")
+def test_permission_denied(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(lancefile.LanceIOError, match="cannot create"):
+            lancefile.write_table(pa.table({"x": [1]}), d / "f.lance")
+    finally:
+        d.chmod(stat.S_IRWXU)
+
+
+def test_writer_api_bad_inputs(tmp_path):
+    t = pa.table({"x": [1, 2]})
+    with pytest.raises(lancefile.InvalidInputError, match="path"):
+        lancefile.LanceFileWriter(123)
+    with pytest.raises(lancefile.InvalidInputError, match="pyarrow.Schema"):
+        lancefile.LanceFileWriter(tmp_path / "a.lance", schema="x: int64")
+    for option in ("max_page_bytes", "data_cache_bytes", "alignment"):
+        with pytest.raises(lancefile.InvalidInputError, match=option):
+            lancefile.write_table(t, tmp_path / "a.lance", **{option: "64"})
+    with pytest.raises(lancefile.InvalidInputError, match="checksums"):
+        lancefile.LanceFileWriter(tmp_path / "a.lance", checksums="yes")
+    w = lancefile.LanceFileWriter(tmp_path / "a.lance")
+    w.write_batch(t)
+    with pytest.raises(lancefile.InvalidInputError, match="bytes"):
+        w.add_global_buffer("text")
+    with pytest.raises(lancefile.InvalidInputError, match="must be str"):
+        w.add_schema_metadata("k", 1)
+    with pytest.raises(lancefile.InvalidInputError, match="not valid UTF-8"):
+        w.add_schema_metadata("k", b"\xff")
+    w.add_schema_metadata("k", b"bytes")  # UTF-8 bytes: stored as the text, not as "b'bytes'"
+    w.add_schema_metadata(b"k2", "v")
+    with pytest.raises(lancefile.SchemaMismatchError):
+        w.write_batch(pa.table({"y": [1]}))
+    assert not (tmp_path / "a.lance").exists()  # the mismatch aborted the write
+    w = lancefile.LanceFileWriter(tmp_path / "b.lance")
+    w.write_batch(t)
+    w.add_schema_metadata("k", b"bytes")
+    w.close()
+    assert lancefile.LanceFileReader(tmp_path / "b.lance").schema.metadata[b"k"] == b"bytes"
+    with pytest.raises(lancefile.InvalidInputError, match="already closed"):
+        w.write_batch(t)
+
+
+def test_view_types_are_stored_with_a_warning(tmp_path):
+    t = pa.table({"s": pa.array(["a", None], pa.string_view()), "b": pa.array([b"x", b"y"], pa.binary_view())})
+    with pytest.warns(lancefile.StorageTypeWarning, match="stored as string") as caught:
+        lancefile.write_table(t, tmp_path / "v.lance")
+    assert any("stored as binary" in str(w.message) for w in caught)
+    assert lancefile.read_table(tmp_path / "v.lance").schema.types == [pa.string(), pa.binary()]

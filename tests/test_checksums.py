@@ -1,0 +1,296 @@
+"""Checksums (lancefile.format.checksums): written by default, ignored by pylance, checked on read.
+
+* pylance reads checksummed files of every version exactly as the same files without them;
+  a default file is the reference's file plus the checksum buffer, nothing else;
+* every single-byte flip in page data or column metadata is detected, by reads and by
+  ``lancefile.verify`` (many random positions, every version), and named;
+* a checked read hashes the blocks it reads and no more; ``verify_checksums=False`` turns it off.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.fuzz.filemap import FOOTER, parse
+from lancefile.format.checksums import BLOCK_BYTES, BlockHasher, ChecksummedSource, FileChecksums, block_hashes
+from lancefile.io import CountingSource, InMemorySource
+
+VERSIONS = ["2.0", "2.1", "2.2"]
+
+
+def _table(n=20_000, seed=0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "x": pa.array(rng.random(n), mask=rng.random(n) < 0.1),
+        "s": pa.array([f"row-{i % 997}-{'x' * (i % 13)}" for i in range(n)]),
+        "l": pa.array([list(range(i % 4)) for i in range(n)], pa.list_(pa.int32())),
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4).astype(np.float32)), 4),
+    })
+
+
+def _write(path, table, version, **options):
+    lancefile.write_table(table, path, version=version, max_page_bytes=64 * 1024, **options)
+    return path.read_bytes()
+
+
+def strip_checksums(data: bytes) -> bytes:
+    """The file without its checksum buffer: what lancefile writes with ``checksums=False``."""
+    fm = parse(data)
+    ck_pos, _ = fm.gbo[-1]
+    schema_pos = fm.gbo[0][0]
+    shift = schema_pos - ck_pos
+    cmo_start = fm.regions["cmo"][0]
+    body = data[:ck_pos] + data[schema_pos:cmo_start]
+    body += b"".join(struct.pack("<QQ", p - shift, s) for p, s in fm.cmo)
+    gbo_start = len(body)
+    body += b"".join(struct.pack("<QQ", p - shift if i == 0 else p, s) for i, (p, s) in enumerate(fm.gbo[:-1]))
+    f = fm.footer
+    return body + FOOTER.pack(f["column_meta_start"] - shift, cmo_start - shift, gbo_start, len(fm.gbo) - 1,
+                              f["num_columns"], f["major"], f["minor"], b"LANC")
+
+
+# -- writing: what pylance sees -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_pylance_reads_checksummed_files_unchanged(tmp_path, version):
+    lance_file = pytest.importorskip("lance.file")
+    t = _table()
+    data = _write(tmp_path / "ck.lance", t, version)
+    plain = _write(tmp_path / "plain.lance", t, version, checksums=False)
+    assert lancefile.LanceFileReader(tmp_path / "ck.lance").has_checksums
+    assert not lancefile.LanceFileReader(tmp_path / "plain.lance").has_checksums
+    assert len(data) > len(plain)
+    theirs = lance_file.LanceFileReader(str(tmp_path / "ck.lance"))
+    assert theirs.read_all().to_table().equals(t)
+    assert theirs.read_range(1234, 3000).to_table().equals(t.slice(1234, 3000))
+    assert theirs.take_rows([0, 777, 19_999]).to_table().equals(t.take([0, 777, 19_999]))
+    assert lance_file.LanceFileReader(str(tmp_path / "ck.lance"), columns=["s", "id"]).read_all().to_table().equals(
+        t.select(["s", "id"]))
+    # the only difference pylance can see: one more global buffer
+    ck_meta, plain_meta = theirs.metadata(), lance_file.LanceFileReader(str(tmp_path / "plain.lance")).metadata()
+    assert len(ck_meta.global_buffers) == len(plain_meta.global_buffers) + 1
+    assert ck_meta.schema == plain_meta.schema and ck_meta.num_rows == plain_meta.num_rows
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_default_file_is_the_reference_file_plus_the_checksum_buffer(tmp_path, version):
+    """Exact-byte tests write with checksums=False; this shows that is the only difference."""
+    lance_file = pytest.importorskip("lance.file")
+    t = pa.table({"i": pa.array(np.arange(5000, dtype=np.int32)), "f": pa.array(np.linspace(0, 1, 5000)),
+                  "s": pa.array([f"s{i}" for i in range(5000)])})
+    ours = _write(tmp_path / "ours.lance", t, version, statistics=False)
+    with lance_file.LanceFileWriter(str(tmp_path / "theirs.lance"), t.schema, version=version,
+                                    max_page_bytes=64 * 1024) as w:
+        w.write_batch(t)
+    theirs = (tmp_path / "theirs.lance").read_bytes()
+    assert ours != theirs
+    assert strip_checksums(ours) == _write(tmp_path / "plain.lance", t, version, statistics=False, checksums=False)
+    if version != "2.0":  # lancefile's 2.0 pages are not the reference's byte for byte (its 2.0 pages are compared alone)
+        assert strip_checksums(ours) == theirs
+
+
+# -- detection ------------------------------------------------------------------------------
+
+
+def _positions(fm, rng: random.Random, n_pages: int, n_meta: int) -> list[tuple[int, str]]:
+    pages = [(name, fm.regions[name]) for name in fm.regions if name[0] == "c" and name[1].isdigit()]
+    pages = [(name, r) for name, r in pages if r[1] > 0]
+    out = []
+    for _ in range(n_pages):
+        name, (pos, size) = rng.choice(pages)
+        out.append((pos + rng.randrange(size), name))
+    for _ in range(n_meta):
+        c = rng.randrange(fm.num_columns)
+        pos, size = fm.regions[f"colmeta{c}"]
+        out.append((pos + rng.randrange(size), f"colmeta{c}"))
+    return out
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_flip_in_page_data_and_column_metadata_is_detected(tmp_path, version):
+    t = _table(6000)
+    data = _write(tmp_path / "f.lance", t, version, statistics=False)
+    fm = parse(data)
+    rng = random.Random(f"flips-{version}")
+    positions = _positions(fm, rng, 120, 40)
+    missed = []
+    for at, region in positions:
+        bad = bytearray(data)
+        bad[at] ^= 1 << rng.randrange(8)
+        bad = bytes(bad)
+        for check in ("verify", "read"):
+            try:
+                if check == "verify":
+                    lancefile.verify(bad)
+                else:
+                    lancefile.LanceFileReader(bad).read_all().to_table()
+                missed.append((check, at, region))
+            except lancefile.ChecksumError as exc:
+                if region.startswith("colmeta"):
+                    assert f"metadata of column {region[7:]}" in str(exc), (region, exc)
+                else:
+                    c, p, b = region[1:].replace("p", " ").replace("b", " ").split()
+                    assert f"column {c} page {p} buffer {b}" in str(exc), (region, exc)
+    assert not missed, f"{len(missed)} of {2 * len(positions)} checks missed a flipped byte: {missed[:10]}"
+
+
+@pytest.mark.parametrize("region", ["schema", "footer", "cmo", "gbo", "checksums"])
+def test_flips_in_the_schema_tail_and_checksum_buffer_are_detected_on_open(tmp_path, region):
+    data = _write(tmp_path / "f.lance", _table(3000), "2.2")
+    fm = parse(data)
+    pos, size = fm.gbo[-1] if region == "checksums" else fm.regions[region]
+    if region == "gbo":
+        size -= 16  # the checksum buffer's own entry: covered by nothing (see the next test)
+    if region == "checksums":  # its tag: see the next test
+        pos, size = pos + 8, size - 8
+    rng = random.Random(region)
+    for at in rng.sample(range(pos, pos + size), min(size, 40)):
+        bad = bytearray(data)
+        bad[at] ^= 0x10
+        error = lancefile.CorruptFileError
+        if region == "footer" and at >= len(data) - 8:  # the version numbers and the magic
+            error = lancefile.UnsupportedVersionError if at < len(data) - 4 else lancefile.NotALanceFileError
+        with pytest.raises(error):
+            lancefile.LanceFileReader(bytes(bad))
+
+
+@pytest.mark.parametrize("where", ["entry", "tag"])
+def test_a_damaged_way_to_the_checksums_loses_only_the_checking(tmp_path, where):
+    """A flip in the checksum buffer's own offset-table entry or in its 8-byte tag makes the
+    checksums unfindable: the file reads unchecked, and its data is intact (only those bytes changed)."""
+    data = _write(tmp_path / "f.lance", _table(3000), "2.2")
+    fm = parse(data)
+    at = fm.regions["gbo"][0] + 16 * (len(fm.gbo) - 1) + 1 if where == "entry" else fm.gbo[-1][0] + 3
+    bad = bytearray(data)
+    bad[at] ^= 0x01  # the entry: the position moves by 256 bytes
+    reader = lancefile.LanceFileReader(bytes(bad))
+    assert not reader.has_checksums
+    assert reader.read_all().to_table().equals(_table(3000))
+
+
+def test_verify_checksums_false_reads_damaged_files_unchecked(tmp_path):
+    t = _table(3000)
+    data = _write(tmp_path / "f.lance", t, "2.2", statistics=False)
+    fm = parse(data)
+    pos, _ = fm.regions["c0p0b1"]
+    bad = bytearray(data)
+    bad[pos + 100] ^= 0xFF
+    with pytest.raises(lancefile.ChecksumError, match="column 0 page 0 buffer 1"):
+        lancefile.read_table(bytes(bad))
+    got = lancefile.read_table(bytes(bad), verify_checksums=False)
+    assert got.num_rows == t.num_rows and not got.equals(t)
+    assert lancefile.read_table(bytes(data)).equals(t)
+    assert list(lancefile.iter_batches(bytes(bad), verify_checksums=False))
+    with pytest.raises(lancefile.ChecksumError):
+        list(lancefile.iter_batches(bytes(bad)))
+
+
+# -- what a checked read costs ----------------------------------------------------------------
+
+
+def test_checked_reads_hash_only_the_blocks_they_touch(tmp_path):
+    t = _table(200_000)
+    data = _write(tmp_path / "f.lance", t, "2.2")
+    idx = [5, 70_000, 199_999]
+    counts = {}
+    for verify in (False, True):
+        src = CountingSource(InMemorySource(data))
+        reader = lancefile.LanceFileReader(src, columns=["id"], verify_checksums=verify)
+        src.reset()
+        assert reader.take_rows(idx).to_table().column("id").to_pylist() == idx
+        counts[verify] = (src.requests, src.bytes_read)
+    requests, plain_bytes = counts[False]
+    # each request grows by at most the two partial blocks at its ends
+    assert counts[True][1] <= plain_bytes + counts[True][0] * 2 * BLOCK_BYTES
+    assert counts[True][1] < len(data) / 20
+
+
+def test_opening_a_checksummed_file_costs_no_extra_request_when_the_tail_holds_it(tmp_path):
+    data = _write(tmp_path / "f.lance", _table(2000), "2.2")
+    for verify in (False, True):
+        src = CountingSource(InMemorySource(data))
+        lancefile.LanceFileReader(src, verify_checksums=verify)
+        assert src.requests == 1  # the tail: footer, tables, metadata, schema and checksums
+
+
+def test_large_unaligned_reads_into_a_buffer_are_checked_at_both_ends():
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 256, 5 << 20, dtype=np.uint8).tobytes()
+    covered = len(data) - 1000
+    blocks = block_hashes(data[:covered])
+    ck = FileChecksums("mem", BLOCK_BYTES, covered, 2, 0, 0, np.zeros(0, np.uint64), blocks)
+    for offset, length in [(100, 2 << 20), (BLOCK_BYTES, 3 << 20), (7, covered - 7), (5000, len(data) - 5000)]:
+        out = bytearray(length)
+        ChecksummedSource(InMemorySource(data), ck).read_into(offset, memoryview(out))
+        assert bytes(out) == data[offset : offset + length]
+    for at in (50, 2 << 20, (2 << 20) + 150):  # before the read (head block), inside, in the tail block
+        bad = bytearray(data)
+        bad[at] ^= 1
+        with pytest.raises(lancefile.ChecksumError, match=f"bytes \\[{at // BLOCK_BYTES * BLOCK_BYTES},"):
+            ChecksummedSource(InMemorySource(bytes(bad)), ck).read_into(100, memoryview(bytearray(2 << 20)))
+
+
+def test_block_hasher_is_the_same_however_the_bytes_are_split():
+    rng = np.random.default_rng(2)
+    data = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    want = block_hashes(data, 4096)
+    for _ in range(20):
+        h, at = BlockHasher(4096), 0
+        while at < len(data):
+            n = int(rng.choice([1, 7, 4095, 4096, 4097, 30_000]))
+            h.update(data[at : at + n])
+            at += n
+        assert np.array_equal(h.finish(), want)
+
+
+# -- verify() and the CLI ------------------------------------------------------------------------
+
+
+def test_verify_reports(tmp_path):
+    path = tmp_path / "f.lance"
+    _write(path, _table(3000), "2.1")
+    report = lancefile.verify(path)
+    assert report.checksums_present and report.decoded and report.rows == 3000
+    assert report.bytes_checked == path.stat().st_size
+    assert "checksums of all" in str(report)
+    plain = tmp_path / "p.lance"
+    _write(plain, _table(3000), "2.1", checksums=False)
+    report = lancefile.verify(plain, decode=False)
+    assert not report.checksums_present and not report.decoded and report.bytes_checked == 0
+    assert "no checksums present" in str(report)
+
+
+def test_verify_of_a_reference_file(tmp_path):
+    lance_file = pytest.importorskip("lance.file")
+    t = _table(3000)
+    with lance_file.LanceFileWriter(str(tmp_path / "ref.lance"), t.schema) as w:
+        w.write_batch(t)
+    report = lancefile.verify(tmp_path / "ref.lance")
+    assert not report.checksums_present and report.decoded and report.pages > 0
+
+
+def test_cli_verify(tmp_path, capsys):
+    from lancefile.cli import main
+
+    good, bad = tmp_path / "good.lance", tmp_path / "bad.lance"
+    data = _write(good, _table(3000), "2.2")
+    fm = parse(data)
+    damaged = bytearray(data)
+    damaged[fm.regions["c2p0b1"][0] + 10] ^= 4
+    bad.write_bytes(bytes(damaged))
+    assert main(["verify", str(good)]) == 0
+    assert main(["verify", str(good), str(bad), "--no-progress"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{good}: OK")
+    assert out[2].startswith(f"{bad}: FAILED: ChecksumError") and "column 2 page 0 buffer 1" in out[2]
+    assert main(["verify", str(tmp_path / "missing.lance")]) == 1
+    assert main(["verify", str(good), "--no-decode", "--progress"]) == 0
+    assert "decoding" not in capsys.readouterr().err
