@@ -238,6 +238,11 @@ class _Pruner:
             nulls = st.null_count + (st.nan_count if nan_is_null else 0)
             others = st.num_rows - nulls
             return (nulls > 0, others > 0) if name == "is_null" else (others > 0, nulls > 0)
+        if name == "is_nan" and len(args) == 1 and args[0].kind == "field":
+            st = self.stats_for(args[0].path)
+            if st is None:
+                return self.unknown()
+            return st.nan_count > 0, st.num_rows - st.null_count - st.nan_count > 0
         if name == "is_in" and len(args) == 1 and args[0].kind == "field" and node.options is not None:
             st = self.stats_for(args[0].path)
             return self.unknown() if st is None else self._is_in(st, node.options)

@@ -137,7 +137,7 @@ def filter_data(tmp_path_factory):
         "st": pa.array([{"a": int(i % 10)} for i in idx]),
         "ts": pa.array(idx * 1_000_000, pa.timestamp("us", tz="UTC")),
     })
-    lancefile.write_table(table, path, max_page_bytes=8 * 1024)
+    lancefile.write_table(table, path, max_page_bytes=8 * 1024, statistics_zone_rows=512)  # zones for pruning
     return path
 
 

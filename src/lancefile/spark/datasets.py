@@ -67,11 +67,26 @@ __all__ = ["DatasetSplit", "DatasetScan", "DatasetCommitMessage", "LanceDatasetW
 # -- reading --------------------------------------------------------------------------
 
 class DatasetSplit(InputPartition):
-    """Physical rows ``[start, stop)`` of one fragment of one dataset version."""
+    """Physical rows ``[start, stop)`` of one fragment of one dataset version (or only ``ranges`` within them)."""
 
-    def __init__(self, root: str, version: int, fragment_id: int, start: int, stop: int) -> None:
-        super().__init__((root, version, fragment_id, start, stop))
+    def __init__(self, root: str, version: int, fragment_id: int, start: int, stop: int,
+                 ranges: tuple[tuple[int, int], ...] | None = None) -> None:
+        super().__init__((root, version, fragment_id, start, stop, ranges))
         self.root, self.version, self.fragment_id, self.start, self.stop = root, version, fragment_id, start, stop
+        self.ranges = ranges or ((start, stop),)
+
+    def matching(self, expr, cache: dict) -> list[tuple[int, int]]:
+        """The fragment's physical row ranges its data file's statistics say may match ``expr``."""
+        key = (self.root, self.version, self.fragment_id)
+        if key not in cache:
+            if (self.root, self.version) not in cache:
+                cache[(self.root, self.version)] = dataset(self.root, version=self.version)
+            frag = cache[(self.root, self.version)].get_fragment(self.fragment_id)
+            cache[key] = frag.matching_ranges(expr) if frag is not None else [(self.start, self.stop)]
+        return cache[key]
+
+    def narrowed(self, ranges: list[tuple[int, int]]) -> "DatasetSplit":
+        return DatasetSplit(self.root, self.version, self.fragment_id, self.start, self.stop, tuple(ranges))
 
     def __repr__(self) -> str:
         return f"DatasetSplit({self.root!r}, v{self.version}, fragment {self.fragment_id}, {self.start}, {self.stop})"
@@ -81,7 +96,8 @@ class DatasetSplit(InputPartition):
         frag = dataset(self.root, version=self.version).get_fragment(self.fragment_id)
         if frag is None:
             raise CorruptFileError(f"{self.root}: version {self.version} has no fragment {self.fragment_id}")
-        yield from frag.to_batches(columns, batch_size=batch_size, start=self.start, stop=self.stop)
+        for a, b in self.ranges:
+            yield from frag.to_batches(columns, batch_size=batch_size, start=a, stop=b)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from pyspark.sql import datasource as D
 from pyspark.sql import types as T
 
-__all__ = ["accepts", "evaluate", "mask"]
+__all__ = ["accepts", "evaluate", "mask", "pruning_expression"]
 
 _COMPARISONS = (D.EqualTo, D.EqualNullSafe, D.GreaterThan, D.GreaterThanOrEqual, D.LessThan, D.LessThanOrEqual)
 _STRING_OPS = (D.StringStartsWith, D.StringEndsWith, D.StringContains)
@@ -234,3 +234,85 @@ def evaluate(filters, batch: pa.RecordBatch) -> pa.RecordBatch:
         keep = m if keep is None else pc.and_kleene(keep, m)
     # filter() drops rows whose mask is null by default, as WHERE does
     return batch.filter(keep)
+
+
+# -- zone pruning -----------------------------------------------------------------------------
+
+def pruning_expression(filters, schema: T.StructType) -> pc.Expression | None:
+    """An Arrow expression true on every row where all ``filters`` are true in Spark's semantics.
+
+    Used only to skip zones and files by their statistics (:meth:`LanceFileReader.matching_ranges`);
+    the filters themselves are still applied to the rows read. Filters it cannot translate are
+    left out (the AND of the rest is still true wherever all are), and under NOT only exact
+    translations are used, so negation never turns a superset into a subset. None: nothing to prune by.
+    """
+    parts = [e for e in (_translate(f, schema, negated=False) for f in filters) if e is not None]
+    if not parts:
+        return None
+    out = parts[0]
+    for e in parts[1:]:
+        out = out & e
+    return out
+
+
+def _translate(f: D.Filter, schema: T.StructType, negated: bool) -> pc.Expression | None:
+    try:
+        if isinstance(f, D.Not):
+            inner = _translate(f.child, schema, not negated)
+            return None if inner is None else ~inner
+        dt = _column_type(schema, f.attribute)
+        if dt is None or not _accepts(f, schema):
+            return None
+        col = pc.field(*f.attribute)
+        if isinstance(f, D.IsNull):
+            return col.is_null()
+        if isinstance(f, D.IsNotNull):
+            return col.is_valid()
+        floating = isinstance(dt, (T.FloatType, T.DoubleType))
+        if isinstance(f, D.StringStartsWith):
+            return _prefix_range(col, f.value)
+        if isinstance(f, _STRING_OPS):
+            return None
+        if isinstance(f, D.In):
+            values = [v for v in f.value if v is not None]
+            if len(values) < len(f.value) and negated:
+                return None  # NOT (x IN (.., NULL)) is unknown where x is not found, not true
+            if floating:
+                nan = any(v != v for v in values)
+                e = col.isin([float(v) for v in values if v == v]) if any(v == v for v in values) else None
+                if nan:
+                    e = col.is_nan() if e is None else (e | col.is_nan())
+                return e
+            return col.isin(values)
+        if isinstance(f, D.EqualNullSafe):
+            if negated or f.value is None:
+                return None
+            f = D.EqualTo(f.attribute, f.value)
+        value = f.value
+        if floating:
+            value = float(value)
+            if value != value:
+                return None
+        lit = pa.scalar(value)
+        cmp = {D.EqualTo: col == lit, D.GreaterThan: col > lit, D.GreaterThanOrEqual: col >= lit,
+               D.LessThan: col < lit, D.LessThanOrEqual: col <= lit}[type(f)]
+        if floating and isinstance(f, (D.GreaterThan, D.GreaterThanOrEqual)):
+            cmp = cmp | col.is_nan()  # Spark orders NaN above every number
+        return cmp
+    except Exception:  # noqa: BLE001 - no pruning is always safe
+        return None
+
+
+def _prefix_range(col: pc.Expression, prefix: str) -> pc.Expression | None:
+    """``prefix <= col < next(prefix)``: exactly the strings starting with ``prefix`` (code point order)."""
+    if not prefix:
+        return col.is_valid()
+    chars = list(prefix)
+    while chars:
+        c = ord(chars[-1]) + 1
+        if 0xD800 <= c <= 0xDFFF:
+            c = 0xE000
+        if c <= 0x10FFFF:
+            return (col >= prefix) & (col < "".join(chars[:-1]) + chr(c))
+        chars.pop()
+    return col >= prefix

@@ -60,18 +60,30 @@ __all__ = ["LanceDataSource", "LanceReader", "LanceFilteringReader", "LanceFiles
 # -- planning a read ------------------------------------------------------------------
 
 class LanceSplit(InputPartition):
-    """Rows ``[start, stop)`` of one file: the unit of work of one read task."""
+    """Rows ``[start, stop)`` of one file (or only ``ranges`` within them): the unit of work of one read task."""
 
-    def __init__(self, path: str, start: int, stop: int) -> None:
-        super().__init__((path, start, stop))
+    def __init__(self, path: str, start: int, stop: int, ranges: tuple[tuple[int, int], ...] | None = None) -> None:
+        super().__init__((path, start, stop, ranges))
         self.path, self.start, self.stop = path, start, stop
+        self.ranges = ranges or ((start, stop),)
 
     def __repr__(self) -> str:
         return f"LanceSplit({self.path!r}, {self.start}, {self.stop})"
 
     def batches(self, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
         with LanceFileReader(self.path, columns=columns) as reader:
-            yield from reader.read_range(self.start, self.stop - self.start, batch_size=batch_size)
+            for a, b in self.ranges:
+                yield from reader.read_range(a, b - a, batch_size=batch_size)
+
+    def matching(self, expr, cache: dict) -> list[tuple[int, int]]:
+        """The file's row ranges its statistics say may match ``expr`` (read once per file)."""
+        if self.path not in cache:
+            with LanceFileReader(self.path) as reader:
+                cache[self.path] = reader.matching_ranges(expr)
+        return cache[self.path]
+
+    def narrowed(self, ranges: list[tuple[int, int]]) -> "LanceSplit":
+        return LanceSplit(self.path, self.start, self.stop, tuple(ranges))
 
 
 def plan_splits(infos: list[LanceFileInfo], split_rows: int | None, split_bytes: int) -> list[LanceSplit]:
@@ -155,7 +167,25 @@ class LanceReader(DataSourceReader):
         self.filters: list = []
 
     def partitions(self) -> list[InputPartition]:
-        return list(self.splits)
+        """The splits, less the rows the files' statistics rule out for the pushed filters.
+
+        A split none of whose zones can match is dropped (no task starts for it); the others
+        read only their zones that may match. Files without statistics keep every split.
+        """
+        expr = F.pruning_expression(self.filters, self.schema) if self.filters else None
+        if expr is None:
+            return list(self.splits)
+        out, cache = [], {}
+        for split in self.splits:
+            try:
+                ranges = split.matching(expr, cache)
+            except Exception:  # noqa: BLE001 - pruning is an optimisation: any doubt, read it all
+                out.append(split)
+                continue
+            mine = [(max(a, split.start), min(b, split.stop)) for a, b in ranges if b > split.start and a < split.stop]
+            if mine:
+                out.append(split.narrowed(mine))
+        return out
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not hasattr(partition, "batches"):  # Spark's placeholder when there is nothing to read
