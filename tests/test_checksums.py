@@ -18,7 +18,14 @@ import pytest
 
 import lancefile
 from lancefile.fuzz.filemap import FOOTER, parse
-from lancefile.format.checksums import BLOCK_BYTES, BlockHasher, ChecksummedSource, FileChecksums, block_hashes
+from lancefile.format.checksums import (
+    BLOCK_BYTES,
+    SPAN_BLOCKS,
+    BlockHasher,
+    ChecksummedSource,
+    FileChecksums,
+    block_hashes,
+)
 from lancefile.io import CountingSource, InMemorySource
 
 VERSIONS = ["2.0", "2.1", "2.2"]
@@ -225,8 +232,10 @@ def test_large_unaligned_reads_into_a_buffer_are_checked_at_both_ends():
     rng = np.random.default_rng(1)
     data = rng.integers(0, 256, 5 << 20, dtype=np.uint8).tobytes()
     covered = len(data) - 1000
-    blocks = block_hashes(data[:covered])
-    ck = FileChecksums("mem", BLOCK_BYTES, covered, 2, 0, 0, np.zeros(0, np.uint64), blocks)
+    h = BlockHasher()
+    h.update(data[:covered])
+    blocks, spans = h.finish()
+    ck = FileChecksums("mem", BLOCK_BYTES, covered, 2, 0, 0, np.zeros(0, np.uint64), blocks, SPAN_BLOCKS, spans)
     for offset, length in [(100, 2 << 20), (BLOCK_BYTES, 3 << 20), (7, covered - 7), (5000, len(data) - 5000)]:
         out = bytearray(length)
         ChecksummedSource(InMemorySource(data), ck).read_into(offset, memoryview(out))
@@ -241,14 +250,31 @@ def test_large_unaligned_reads_into_a_buffer_are_checked_at_both_ends():
 def test_block_hasher_is_the_same_however_the_bytes_are_split():
     rng = np.random.default_rng(2)
     data = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
-    want = block_hashes(data, 4096)
+    want = block_hashes(data, 4096), block_hashes(data, 4096 * 8)
     for _ in range(20):
-        h, at = BlockHasher(4096), 0
+        h, at = BlockHasher(4096, 8), 0
         while at < len(data):
-            n = int(rng.choice([1, 7, 4095, 4096, 4097, 30_000]))
+            n = int(rng.choice([1, 7, 4095, 4096, 4097, 30_000, 40_000]))
             h.update(data[at : at + n])
             at += n
-        assert np.array_equal(h.finish(), want)
+        blocks, spans = h.finish()
+        assert np.array_equal(blocks, want[0]) and np.array_equal(spans, want[1])
+
+
+def test_checks_use_spans_where_a_read_covers_them_and_find_the_damaged_block():
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    h = BlockHasher(1000, 10)
+    h.update(data)
+    blocks, spans = h.finish()
+    ck = FileChecksums("mem", 1000, len(data), 2, 0, 0, np.zeros(0, np.uint64), blocks, 10, spans)
+    for first, last in [(0, 100), (3, 100), (3, 47), (10, 20), (95, 100), (0, 1)]:
+        ck.check_blocks(first, data[first * 1000 : last * 1000])
+        for at in (first * 1000, (first + last) * 500, last * 1000 - 1):
+            bad = bytearray(data)
+            bad[at] ^= 1
+            with pytest.raises(lancefile.ChecksumError, match=f"bytes \\[{at // 1000 * 1000}, "):
+                ck.check_blocks(first, bytes(bad[first * 1000 : last * 1000]))
 
 
 # -- verify() and the CLI ------------------------------------------------------------------------

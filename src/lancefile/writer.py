@@ -181,9 +181,9 @@ class _Sink:
         footer = encode_footer(Footer(schema_at + len(descriptor), at, at + len(cmo), len(global_refs), len(col_refs),
                                       major, minor))
         if checksum_ref is not None:
-            blocks = self.hasher.finish()
+            hashes = self.hasher.finish()
             self.hasher = None  # the rest is covered by its own hashes
-            self.write(build_checksum_buffer(blocks, covered=checksum_ref.position, schema=descriptor, columns=columns,
+            self.write(build_checksum_buffer(hashes, covered=checksum_ref.position, schema=descriptor, columns=columns,
                                              tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs)))
             self.align()
         assert self.pos == schema_at  # the plan above and the writes agree
