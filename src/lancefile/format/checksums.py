@@ -339,7 +339,7 @@ class ChecksummedSource(_BaseSource):
         b1 = -(-min(end, ck.covered) // B)
         e0, e1 = b0 * B, min(b1 * B, ck.covered)
         raw = memoryview(self.inner.read(e0, max(e1, end) - e0)).cast("B")
-        if b1 - b0 == 1:  # most reads of a take: one block, checked inline (a few µs a read count here)
+        if b1 - b0 == 1:  # one block (most reads of a take): checked inline, without numpy
             if hash_bytes(raw[: e1 - e0]) != ck._blocks.item(b0):
                 ck._fail(np.array([b0]), self.describe)
         else:
