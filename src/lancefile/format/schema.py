@@ -334,8 +334,6 @@ def _extension_keys(dt: pa.BaseExtensionType) -> dict[str, bytes]:
 
 def _decode_c_metadata(address: int | None) -> dict[str, bytes]:
     """Decode C data interface metadata: int32 count, then (int32 length, bytes) key/value pairs."""
-    if not address:
-        return []
     return {key.decode("utf-8", "replace"): value for key, value in c_metadata_pairs(address)}
 
 
@@ -348,6 +346,8 @@ def schema_metadata_pairs(schema: pa.Schema) -> list[tuple[bytes, bytes]]:
 
 def c_metadata_pairs(address: int | None) -> list[tuple[bytes, bytes]]:
     """The key/value pairs of C data interface metadata, in order."""
+    if not address:
+        return []
 
     def take(n: int) -> bytes:
         nonlocal address
