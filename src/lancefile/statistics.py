@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 import warnings
 from dataclasses import dataclass
 
@@ -231,22 +230,23 @@ class StatisticsCollector:
                                       for i, (f, _, slot) in enumerate(per_field)})}
         return pa.table(columns).replace_schema_metadata(meta)
 
-    def to_bytes(self, directory: str, rows: int) -> bytes:
-        """The global buffer: :data:`STATISTICS_MAGIC`, then the statistics as a small Lance 2.0 file."""
+    def to_bytes(self, rows: int) -> bytes:
+        """The global buffer: :data:`STATISTICS_MAGIC`, then the statistics as a small Lance 2.0 file.
+
+        The small file is made in a private temporary directory (removed at once), never
+        beside the user's file, so nothing of it can be left there.
+        """
+        import tempfile
+
         from .writer import LanceFileWriter
 
-        path = os.path.join(directory, f".statistics-{uuid.uuid4().hex[:12]}.tmp")
         table = self.table(rows)
-        try:
+        with tempfile.TemporaryDirectory(prefix="lancefile-statistics-") as directory:
+            path = os.path.join(directory, "statistics.lance")
             with LanceFileWriter(path, table.schema, version="2.0", statistics=False) as w:
                 w.write_batch(table)
             with open(path, "rb") as fh:
                 return STATISTICS_MAGIC + fh.read()
-        finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
 
 
 def _leaf(arr: pa.Array, steps: tuple[int, ...]) -> pa.Array:
