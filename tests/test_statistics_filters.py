@@ -143,7 +143,7 @@ def test_filters_forms_and_unprojected_columns(tmp_path, version):
         want = t.filter(expr)
         assert lancefile.read_table(path, filters=f).equals(want), f
         assert lancefile.read_table(path, columns=["c"], filters=f).equals(want.select(["c"])), f
-        got = pa.Table.from_batches(list(lancefile.iter_batches(path, 1000, ["b", "a"], filters=f)),
+        got = pa.Table.from_batches(list(lancefile.iter_batches(path, ["b", "a"], batch_size=1000, filters=f)),
                                     schema=t.select(["b", "a"]).schema)
         assert got.equals(want.select(["b", "a"])), f
 

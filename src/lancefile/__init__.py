@@ -9,7 +9,7 @@ Example::
     [1, 2, 3]
 """
 
-from .api import iter_batches, read_table, write_table
+from .api import iter_batches, read_metadata, read_schema, read_table, write_table
 from .errors import (
     ChecksumError,
     ColumnNotFoundError,
@@ -41,6 +41,8 @@ __all__ = [
     "read_table",
     "write_table",
     "iter_batches",
+    "read_schema",
+    "read_metadata",
     "LanceError",
     "LanceIOError",
     "NotALanceFileError",

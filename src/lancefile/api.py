@@ -9,6 +9,10 @@ Example::
     {'b': ['x', 'y']}
     >>> [len(b) for b in lancefile.iter_batches(path, batch_size=1)]
     [1, 1]
+    >>> lancefile.read_schema(path).names
+    ['a', 'b']
+    >>> lancefile.read_metadata(path).num_rows
+    2
 """
 
 from __future__ import annotations
@@ -18,39 +22,100 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 
 from .errors import InvalidInputError
-from .reader import DEFAULT_BATCH_SIZE, LanceFileReader
+from .reader import DEFAULT_BATCH_SIZE, FileMetadata, LanceFileReader
 from .writer import LanceFileWriter
 
-__all__ = ["read_table", "write_table", "iter_batches"]
+__all__ = ["read_table", "write_table", "iter_batches", "read_schema", "read_metadata"]
 
 
 def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int = 64 * 1024,
-               filters=None, verify_checksums: bool = True) -> pa.Table:
+               filters=None, verify_checksums: bool = True, storage_options: dict | None = None,
+               filesystem=None) -> pa.Table:
     """Read a whole Lance file (or the given columns) into a Table.
 
     ``filters``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF form
     (``[("a", ">", 5), ("b", "in", {"x", "y"})]``, a list of such lists for OR); only
     matching rows are returned, in file order, and zones the file's statistics rule out are
-    never read. ``verify_checksums``: see :class:`LanceFileReader`.
+    never read. ``verify_checksums``, ``storage_options`` and ``filesystem``: see :class:`LanceFileReader`.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile
+        >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), "memory://doc/rt.lance")
+        >>> lancefile.read_table("memory://doc/rt.lance", filters=[("a", ">", 1)]).to_pydict()
+        {'a': [2, 3]}
     """
-    with LanceFileReader(source, columns=columns, verify_checksums=verify_checksums) as reader:
+    with LanceFileReader(source, storage_options, columns, verify_checksums=verify_checksums,
+                         filesystem=filesystem) as reader:
         return reader.read_all(batch_size=batch_size, filter=filters).to_table()
 
 
-def iter_batches(source, batch_size: int = DEFAULT_BATCH_SIZE, columns: Sequence[str] | None = None, *,
-                 filters=None, verify_checksums: bool = True) -> Iterator[pa.RecordBatch]:
-    """Stream a Lance file as record batches of at most ``batch_size`` rows (see :func:`read_table` for
-    ``filters`` and ``verify_checksums``)."""
-    with LanceFileReader(source, columns=columns, verify_checksums=verify_checksums) as reader:
+def iter_batches(source, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                 filters=None, verify_checksums: bool = True, storage_options: dict | None = None,
+                 filesystem=None) -> Iterator[pa.RecordBatch]:
+    """Stream a Lance file as record batches of at most ``batch_size`` rows.
+
+    Arguments as :func:`read_table` (``columns`` second, the rest keyword-only).
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile
+        >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), "memory://doc/it.lance")
+        >>> [b.num_rows for b in lancefile.iter_batches("memory://doc/it.lance", ["a"], batch_size=2)]
+        [2, 1]
+    """
+    if isinstance(columns, int):
+        raise InvalidInputError(f"{source}: iter_batches(source, columns, *, batch_size=...) takes the batch size "
+                                f"as a keyword: iter_batches(source, batch_size={columns})")
+    with LanceFileReader(source, storage_options, columns, verify_checksums=verify_checksums,
+                         filesystem=filesystem) as reader:
         yield from reader.read_all(batch_size=batch_size, filter=filters)
+
+
+def read_schema(source, *, storage_options: dict | None = None, filesystem=None) -> pa.Schema:
+    """The Arrow schema of a Lance file (as ``pyarrow.parquet.read_schema``); only the file's tail is read.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile
+        >>> lancefile.write_table(pa.table({"a": [1]}), "memory://doc/s.lance")
+        >>> lancefile.read_schema("memory://doc/s.lance")
+        a: int64
+    """
+    with LanceFileReader(source, storage_options, filesystem=filesystem) as reader:
+        return reader.schema
+
+
+def read_metadata(source, *, storage_options: dict | None = None, filesystem=None) -> FileMetadata:
+    """A Lance file's :class:`FileMetadata` (version, rows, sizes, columns' pages), as ``pyarrow.parquet.read_metadata``.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile
+        >>> lancefile.write_table(pa.table({"a": [1, 2]}), "memory://doc/m.lance")
+        >>> m = lancefile.read_metadata("memory://doc/m.lance")
+        >>> (m.version, m.num_rows)
+        ('2.2', 2)
+    """
+    with LanceFileReader(source, storage_options, filesystem=filesystem) as reader:
+        return reader.metadata()
 
 
 def write_table(table, where, **options) -> None:
     """Write a Table, RecordBatch or RecordBatchReader to ``where``.
 
     ``options`` are those of :class:`LanceFileWriter` (``version``, ``max_page_bytes``,
-    ``data_cache_bytes``, ``alignment``) plus ``schema_metadata`` (a dict added to the
-    file's schema metadata). On any failure nothing is left at ``where``.
+    ``data_cache_bytes``, ``alignment``, ``storage_options``, ``filesystem``) plus
+    ``schema_metadata`` (a dict added to the file's schema metadata). ``where`` may be a path, an
+    object-store URI or a writable binary file object. On any failure nothing is left at ``where``.
+
+    Example::
+
+        >>> import io, pyarrow as pa, lancefile
+        >>> buf = io.BytesIO()
+        >>> lancefile.write_table(pa.table({"a": [1, 2]}), buf)
+        >>> lancefile.read_table(buf.getvalue()).num_rows
+        2
     """
     extra = options.pop("schema_metadata", None) or {}
     if isinstance(table, pa.RecordBatchReader):

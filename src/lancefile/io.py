@@ -23,9 +23,10 @@ from typing import Protocol, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .errors import CorruptFileError, LanceIOError
+from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 
-__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource", "open_source",
+__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource", "ArrowFsSource",
+           "open_source", "resolve_filesystem", "is_uri",
            "read_into", "read_spans", "new_buffer"]
 
 # Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
@@ -196,6 +197,8 @@ class LocalFileSource(_BaseSource):
 
     def read(self, offset: int, length: int) -> memoryview:
         check_range(self.name, self._size, offset, length)
+        if self._fd < 0:
+            raise LanceIOError(f"{self.name}: the file is closed")
         if length == 0:
             return memoryview(b"")
         if length >= POOL_BUFFER_BYTES:
@@ -211,6 +214,8 @@ class LocalFileSource(_BaseSource):
         length = len(out)
         if offset < 0 or offset + length > self._size:
             check_range(self.name, self._size, offset, length)
+        if self._fd < 0:
+            raise LanceIOError(f"{self.name}: the file is closed")
         # straight into the caller's buffer: no bytes object, no copy
         done = os.preadv(self._fd, [out], offset) if _PREADV else self._pread_into(out, offset)
         while done < length:  # a read may be short
@@ -352,8 +357,152 @@ class CountingSource(_BaseSource):
         self.inner.close()
 
 
-def open_source(source) -> ByteSource:
-    """Turn a path, bytes-like object, seekable file object or ByteSource into a ByteSource."""
+class ArrowFsSource(_BaseSource):
+    """A file on a ``pyarrow.fs.FileSystem`` (S3, GCS, Azure, memory, local), read by ranges.
+
+    Each :meth:`read` is one ranged request (``read_at`` on a random-access file, which is
+    thread-safe: it carries its own offset). Opening costs one metadata request (HEAD on S3).
+
+    Example::
+
+        >>> import pyarrow.fs as pafs
+        >>> fs = pafs._MockFileSystem()
+        >>> with fs.open_output_stream("x.bin") as f:
+        ...     _ = f.write(b"0123456789")
+        >>> bytes(ArrowFsSource(fs, "x.bin").read(3, 4))
+        b'3456'
+    """
+
+    thread_safe = True
+
+    def __init__(self, filesystem, path: str, name: str | None = None) -> None:
+        self.name = name or path
+        self._fs = filesystem
+        try:
+            self._f = filesystem.open_input_file(path)
+            self._size = self._f.size()
+        except FileNotFoundError as exc:
+            raise LanceIOError(f"cannot open {self.name}: no such file") from exc
+        except (OSError, ValueError) as exc:
+            raise LanceIOError(f"cannot open {self.name}: {exc}") from exc
+
+    def read(self, offset: int, length: int) -> memoryview:
+        check_range(self.name, self._size, offset, length)
+        if self._f.closed:
+            raise LanceIOError(f"{self.name}: the file is closed")
+        if length == 0:
+            return memoryview(b"")
+        try:
+            data = self._f.read_at(length, offset)
+        except (OSError, ValueError) as exc:
+            raise LanceIOError(f"{self.name}: read of {length} bytes at {offset} failed: {exc}") from exc
+        if len(data) != length:
+            raise LanceIOError(f"{self.name}: short read at {offset} ({len(data)} of {length} bytes)")
+        return memoryview(data)
+
+    def close(self) -> None:
+        self._f.close()
+
+
+_URI_SCHEMES = ("s3://", "gs://", "gcs://", "az://", "abfs://", "abfss://", "memory://", "file://")
+# pylance's storage_options keys -> pyarrow.fs.S3FileSystem arguments
+_S3_KEYS = {"aws_access_key_id": "access_key", "access_key_id": "access_key",
+            "aws_secret_access_key": "secret_key", "secret_access_key": "secret_key",
+            "aws_session_token": "session_token", "session_token": "session_token",
+            "aws_region": "region", "region": "region"}
+_MEMORY_FS: dict = {}
+
+
+def is_uri(path) -> bool:
+    """True for the object-store (and ``memory://``, ``file://``) URIs lancefile opens through pyarrow.fs."""
+    return isinstance(path, str) and path.lower().startswith(_URI_SCHEMES)
+
+
+def _s3_filesystem(uri: str, options: dict):
+    import pyarrow.fs as pafs
+
+    kwargs: dict = {}
+    endpoint = None
+    allow_http = False
+    for key, value in options.items():
+        k = key.lower()
+        if k in _S3_KEYS:
+            kwargs[_S3_KEYS[k]] = value
+        elif k in ("aws_endpoint", "endpoint", "endpoint_url", "aws_endpoint_url"):
+            endpoint = str(value)
+        elif k in ("allow_http", "aws_allow_http"):
+            allow_http = str(value).lower() in ("true", "1", "yes")
+        else:
+            raise LanceIOError(f"{uri}: storage option {key!r} is not supported for s3:// (known: "
+                               f"{', '.join(sorted(set(_S3_KEYS) | {'aws_endpoint', 'endpoint', 'allow_http'}))})")
+    if endpoint is not None:
+        scheme, _, rest = endpoint.partition("://")
+        if not rest:
+            scheme, rest = "https", endpoint
+        if scheme == "http" and not allow_http:
+            raise LanceIOError(f"{uri}: endpoint {endpoint} is plain http: set storage_options allow_http=true")
+        kwargs["endpoint_override"] = rest
+        kwargs["scheme"] = scheme
+    return pafs.S3FileSystem(**kwargs)
+
+
+def resolve_filesystem(uri: str, storage_options: dict | None = None, filesystem=None):
+    """The ``(pyarrow.fs.FileSystem, path)`` for a URI, built from pylance-style ``storage_options``.
+
+    ``memory://`` is one process-wide in-memory filesystem (as ``fsspec``'s), for tests and examples.
+
+    Example::
+
+        >>> fs, path = resolve_filesystem("memory://bucket/a.lance")
+        >>> type(fs).__name__, path
+        ('_MockFileSystem', 'bucket/a.lance')
+    """
+    import pyarrow.fs as pafs
+
+    if filesystem is not None:
+        if not isinstance(filesystem, pafs.FileSystem):
+            try:  # an fsspec filesystem
+                filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
+            except Exception as exc:  # noqa: BLE001 - anything not a filesystem
+                raise LanceIOError(f"{uri}: filesystem= must be a pyarrow.fs.FileSystem or an fsspec filesystem, "
+                                   f"not {type(filesystem).__name__}") from exc
+        path = uri.split("://", 1)[1] if is_uri(uri) and not uri.lower().startswith("file://") else uri
+        if uri.lower().startswith("file://"):
+            path = uri[len("file://"):]
+        return filesystem, path
+    options = dict(storage_options or {})
+    scheme = uri.split("://", 1)[0].lower()
+    rest = uri.split("://", 1)[1]
+    if scheme == "memory":
+        if "memory" not in _MEMORY_FS:
+            _MEMORY_FS["memory"] = pafs._MockFileSystem()
+        return _MEMORY_FS["memory"], rest
+    if scheme == "s3":
+        return _s3_filesystem(uri, options), rest
+    if scheme == "file":
+        return pafs.LocalFileSystem(), rest
+    if options:
+        raise LanceIOError(f"{uri}: storage_options are supported for s3:// only; pass filesystem= "
+                           f"(a configured pyarrow.fs or fsspec filesystem) for {scheme}://")
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise LanceIOError(f"{uri}: cannot open a filesystem for this URI: {exc}") from exc
+    return fs, path
+
+
+def open_source(source, *, storage_options: dict | None = None, filesystem=None) -> ByteSource:
+    """Turn a path or URI, bytes-like object, seekable file object or ByteSource into a ByteSource.
+
+    URIs (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``) and paths given with
+    ``filesystem=`` are read through ``pyarrow.fs`` (:class:`ArrowFsSource`).
+    """
+    if isinstance(source, (str, os.PathLike)) and (filesystem is not None or is_uri(source)):
+        uri = os.fspath(source)
+        fs, path = resolve_filesystem(uri, storage_options, filesystem)
+        return ArrowFsSource(fs, path, name=uri)
+    if storage_options:
+        raise LanceIOError(f"{source!r}: storage_options apply to object-store URIs (s3://...), not to this source")
     if isinstance(source, (str, os.PathLike)):
         return LocalFileSource(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -364,4 +513,4 @@ def open_source(source) -> ByteSource:
         return FileObjectSource(source)
     if isinstance(source, pa.Buffer):
         return InMemorySource(source)
-    raise TypeError(f"cannot read a Lance file from {type(source).__name__}")
+    raise UnsupportedTypeError(f"cannot read a Lance file from {type(source).__name__}")

@@ -31,7 +31,7 @@ import pyarrow as pa
 from .checks import check_decoded
 from .encodings.selection import Selection
 from .encodings.versions import codec_for
-from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError
+from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
@@ -94,7 +94,17 @@ class FileMetadata:
 class ReaderResults:
     """The result of a read: iterate it for record batches, or collect it.
 
-    Nothing is read until it is iterated or collected.
+    Nothing is read until it is iterated or collected. It implements the Arrow PyCapsule
+    stream protocol (``__arrow_c_stream__``), so ``pa.table(results)``, DuckDB and Polars
+    consume it directly.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "r.lance")
+        >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), path)
+        >>> pa.table(lancefile.LanceFileReader(path).read_all()).column("a").to_pylist()
+        [1, 2, 3]
     """
 
     def __init__(self, make_batches, schema: pa.Schema) -> None:
@@ -113,6 +123,9 @@ class ReaderResults:
     def to_reader(self) -> pa.RecordBatchReader:
         return pa.RecordBatchReader.from_batches(self.schema, iter(self))
 
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
 
 class LanceFileReader:
     """Reads a Lance file (versions 2.0, 2.1 and 2.2), mirroring ``lance.file.LanceFileReader``.
@@ -120,19 +133,39 @@ class LanceFileReader:
     Parameters
     ----------
     path:
-        A file path, bytes, or a :class:`lancefile.io.ByteSource`.
+        A file path or URI (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``), bytes,
+        a seekable binary file object, or a :class:`lancefile.io.ByteSource`.
+    storage_options:
+        Options for an object store, with pylance's keys (``aws_access_key_id``,
+        ``aws_region``, ``aws_endpoint``, ``allow_http``...); see :func:`lancefile.io.open_source`.
     columns:
         Optional projection: top-level names or dotted nested names (``"st.a"``).
     verify_checksums:
         Check what is read against the checksums lancefile writes (the default; files without
         them, such as the reference's, are read unchecked). A mismatch raises
         :class:`~lancefile.ChecksumError`. ``False`` reads damaged files as they are.
+    filesystem:
+        A ``pyarrow.fs.FileSystem`` to read ``path`` from (instead of inferring one from a URI).
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.lance")
+        >>> lancefile.write_table(pa.table({"id": [1, 2], "s": ["a", "b"]}), path)
+        >>> with lancefile.LanceFileReader(path, None, ["s"]) as reader:
+        ...     reader.read_all().to_table().to_pydict()
+        {'s': ['a', 'b']}
     """
 
-    def __init__(self, path, columns: Sequence[str] | None = None, *, verify_checksums: bool = True) -> None:
+    def __init__(self, path, storage_options: dict | None = None, columns: Sequence[str] | None = None, *,
+                 verify_checksums: bool = True, filesystem=None) -> None:
         if not isinstance(verify_checksums, bool):
             raise InvalidInputError(f"verify_checksums must be True or False, not {verify_checksums!r}")
-        self._source: ByteSource = open_source(path)
+        if storage_options is not None and not isinstance(storage_options, dict):
+            raise InvalidInputError(f"{path}: storage_options must be a dict, not {type(storage_options).__name__} "
+                                    f"(pass a projection as columns=[...])")
+        self._closed = False
+        self._source: ByteSource = open_source(path, storage_options=storage_options, filesystem=filesystem)
         self.path = self._source.name
         self._layout: FileLayout = read_layout(self._source)
         # lancefile's checksums, when the file has them: the tail is checked now, the schema
@@ -273,6 +306,7 @@ class LanceFileReader:
         return out
 
     def read_global_buffer(self, index: int) -> bytes:
+        self._check_open()
         gbs = self._layout.global_buffers
         if not 0 <= index < len(gbs):
             raise InvalidInputError(f"{self.path}: no global buffer {index} (the file has {len(gbs)})")
@@ -342,6 +376,7 @@ class LanceFileReader:
         return max(floor, data / rows), floor, target
 
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
+        self._check_open()  # results are lazy: they may be iterated after close()
         readers = self._field_readers
         if not readers:  # an empty projection still has a row count
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
@@ -512,6 +547,7 @@ class LanceFileReader:
         ``(column, op, value)`` tuples; it may name columns that are not projected. Zones
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
         """
+        self._check_open()
         bs = self._check_batch_size(batch_size)
         expr = to_expression(filter)
         if expr is not None:
@@ -521,6 +557,7 @@ class LanceFileReader:
 
     def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
         """Read rows ``[start, start + num_rows)``."""
+        self._check_open()
         bs = self._check_batch_size(batch_size)
         start, num_rows = int(start), int(num_rows)
         if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
@@ -531,6 +568,7 @@ class LanceFileReader:
 
     def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
         """Read the rows at ``indices`` (any order, duplicates allowed), in that order."""
+        self._check_open()
         bs = self._check_batch_size(batch_size)
         idx = np.asarray(indices if not isinstance(indices, (pa.Array, pa.ChunkedArray)) else indices.to_numpy())
         if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
@@ -570,7 +608,17 @@ class LanceFileReader:
 
         return ReaderResults(batches, self.schema)
 
+    def size_bytes(self) -> int:
+        """The file's size in bytes."""
+        return self._source.size
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LanceIOError(f"{self.path}: the reader is closed")
+
     def close(self) -> None:
+        """Release the file; reads after this raise :class:`~lancefile.LanceIOError`."""
+        self._closed = True
         self._source.close()
 
     def __enter__(self):

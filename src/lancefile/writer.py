@@ -45,6 +45,7 @@ from .format.container import (
 from .format.checksums import BlockHasher, build_buffer as build_checksum_buffer, buffer_size as checksum_buffer_size
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
+from .remote import RemoteTarget, local_path as _local_path
 from .tempfiles import create_locked, sweep_once, temporary_path
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
@@ -269,9 +270,13 @@ class LanceFileWriter:
     Parameters
     ----------
     path:
-        Destination. Nothing appears there until :meth:`close` succeeds.
+        Destination: a local path, an object-store URI (``s3://``, ``gs://``, ``az://``,
+        ``memory://``, ``file://``) or a writable binary file object. Nothing appears there
+        until :meth:`close` succeeds.
     schema:
         The Arrow schema; taken from the first batch when omitted.
+    storage_options, filesystem:
+        For URIs, as :class:`~lancefile.LanceFileReader`.
     version:
         File format version: ``"2.2"`` (the default, also ``"stable"``), ``"2.1"`` or ``"2.0"``
         (also ``"0.3"``). ``"2.3"``/``"next"`` and the legacy v1 format raise
@@ -287,13 +292,23 @@ class LanceFileWriter:
         Write XXH3-64 checksums of every byte of the file into one more global buffer (on by
         default; the reference ignores it), which readers check (:mod:`lancefile.format.checksums`).
         ``False`` writes the file the reference would write, byte for byte where lancefile matches it.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.lance")
+        >>> with lancefile.LanceFileWriter(path, version="2.1") as w:
+        ...     w.write_batch(pa.table({"a": [1, 2]}))
+        >>> lancefile.LanceFileReader(path).num_rows()
+        2
     """
 
     def __init__(self, path, schema: pa.Schema | None = None, *, version: str | None = None,
                  max_page_bytes: int | None = None, data_cache_bytes: int | None = None,
                  alignment: int = PAGE_ALIGNMENT, statistics: bool = True,
                  statistics_zone_rows: int = DEFAULT_ZONE_ROWS,
-                 statistics_max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES, checksums: bool = True) -> None:
+                 statistics_max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES, checksums: bool = True,
+                 storage_options: dict | None = None, filesystem=None) -> None:
         if not isinstance(statistics, bool):
             raise InvalidInputError(f"statistics must be True or False, not {statistics!r}")
         if not isinstance(checksums, bool):
@@ -312,19 +327,14 @@ class LanceFileWriter:
         if self.version.grammar is not None and alignment < PAGE_ALIGNMENT:
             raise InvalidInputError(f"Lance {self.version.name} files need page buffers aligned to at least "
                                     f"{PAGE_ALIGNMENT} bytes, not {alignment}")
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidInputError(f"a Lance file is written to a path (str or os.PathLike), not {type(path).__name__}")
-        self.path = os.fspath(path)
-        if isinstance(self.path, bytes):
-            raise InvalidInputError(f"a Lance file is written to a str path, not bytes: {self.path!r}")
-        directory = os.path.dirname(os.path.abspath(self.path))
-        if not os.path.isdir(directory):
-            raise LanceIOError(f"cannot write {self.path}: directory {directory} does not exist")
-        if os.path.isdir(self.path):
-            raise LanceIOError(f"cannot write {self.path}: it is a directory")
         if schema is not None and not isinstance(schema, pa.Schema):
             raise InvalidInputError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
-        self._tmp = temporary_path(self.path)
+        # Object stores and file objects: the file is made in a private local directory and
+        # sent whole by close(), so a failed write leaves nothing at the destination.
+        self._remote: RemoteTarget | None = RemoteTarget.of(path, storage_options, filesystem)
+        self.path = self._remote.name if self._remote else _local_path(path)
+        self._target = self._remote.staging if self._remote else self.path
+        self._tmp = temporary_path(self._target)
         self._sink: _Sink | None = None
         self._schema: pa.Schema | None = None
         self._lance_schema: LanceSchema | None = None
@@ -476,12 +486,14 @@ class LanceFileWriter:
             self._finish()
             self._sink.file.flush()
             os.fsync(self._sink.file.fileno())
-            if os.path.isdir(self.path):  # made since the writer was opened: os.replace would say only "Is a directory"
+            if os.path.isdir(self._target):  # made since the writer was opened: os.replace would say only "Is a directory"
                 raise LanceIOError(f"cannot write {self.path}: it is a directory")
             if os.name == "nt":  # Windows cannot rename an open file (and has no locks to keep)
                 self._sink.file.close()
-            os.replace(self._tmp, self.path)
+            os.replace(self._tmp, self._target)
             self._sink.file.close()  # the lock goes with it, after the rename: no sweep can take the file
+            if self._remote is not None:
+                self._remote.send()
         except OSError as exc:
             self.abort()
             raise self._io_error(exc) from exc
@@ -523,6 +535,8 @@ class LanceFileWriter:
             os.unlink(self._tmp)
         except FileNotFoundError:
             pass
+        if self._remote is not None:
+            self._remote.discard()
 
     def __enter__(self) -> "LanceFileWriter":
         return self

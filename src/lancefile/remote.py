@@ -1,0 +1,108 @@
+"""Where a writer's finished file goes when the destination is not a local path.
+
+:class:`RemoteTarget` stands for an object-store URI (through ``pyarrow.fs``) or a writable
+binary file object. The writer builds the file in a private local directory, as for a local
+path; :meth:`RemoteTarget.send` then streams the complete file to the destination. An
+object store's upload only makes the object visible when it completes (a single PUT, or
+S3's CompleteMultipartUpload), so a failed write leaves nothing at the key.
+
+Example::
+
+    >>> import io
+    >>> RemoteTarget.of(io.BytesIO()).name
+    '<BytesIO>'
+    >>> RemoteTarget.of("/tmp/x.lance") is None
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+
+from .errors import InvalidInputError, LanceIOError
+from .io import is_uri, resolve_filesystem
+
+__all__ = ["RemoteTarget", "local_path"]
+
+# The finished file is sent in pieces of this size (a multipart upload's part size on S3).
+SEND_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+def local_path(path) -> str:
+    """A local destination path, checked: its directory exists and it is not a directory."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidInputError(f"a Lance file is written to a path, URI or writable binary file object, "
+                                f"not {type(path).__name__}")
+    out = os.fspath(path)
+    if isinstance(out, bytes):
+        raise InvalidInputError(f"a Lance file is written to a str path, not bytes: {out!r}")
+    directory = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(directory):
+        raise LanceIOError(f"cannot write {out}: directory {directory} does not exist")
+    if os.path.isdir(out):
+        raise LanceIOError(f"cannot write {out}: it is a directory")
+    return out
+
+
+class RemoteTarget:
+    """A destination reached by streaming: a filesystem path or a file object."""
+
+    def __init__(self, name: str, filesystem=None, path: str | None = None, fileobj=None) -> None:
+        self.name = name
+        self._fs, self._path, self._fileobj = filesystem, path, fileobj
+        self._dir = tempfile.mkdtemp(prefix="lancefile-upload-")
+        self.staging = os.path.join(self._dir, "file.lance")
+
+    @classmethod
+    def of(cls, dest, storage_options: dict | None = None, filesystem=None) -> "RemoteTarget | None":
+        """The target for ``dest``, or None for a local path."""
+        if hasattr(dest, "write") and not isinstance(dest, (str, os.PathLike)):
+            if storage_options or filesystem is not None:
+                raise InvalidInputError("storage_options and filesystem apply to paths and URIs, not file objects")
+            if getattr(dest, "closed", False) or (hasattr(dest, "writable") and not dest.writable()):
+                raise InvalidInputError(f"cannot write a Lance file to {type(dest).__name__}: it is not writable")
+            name = str(getattr(dest, "name", None) or f"<{type(dest).__name__}>")
+            return cls(name, fileobj=dest)
+        if isinstance(dest, (str, os.PathLike)) and (filesystem is not None or is_uri(os.fspath(dest))):
+            uri = os.fspath(dest)
+            fs, path = resolve_filesystem(uri, storage_options, filesystem)
+            return cls(uri, filesystem=fs, path=path)
+        if storage_options:
+            raise InvalidInputError(f"{dest}: storage_options apply to object-store URIs (s3://...)")
+        return None
+
+    def send(self) -> None:
+        """Stream the finished staging file to the destination, then remove the staging directory."""
+        try:
+            with open(self.staging, "rb") as src:
+                if self._fileobj is not None:
+                    shutil.copyfileobj(src, self._fileobj, SEND_CHUNK_BYTES)
+                    return
+                self._upload(src)
+        except (OSError, ValueError) as exc:
+            raise LanceIOError(f"cannot write {self.name}: {exc}") from exc
+        finally:
+            self.discard()
+
+    def _upload(self, src) -> None:
+        parent, _, base = self._path.rpartition("/")
+        if parent:
+            self._fs.create_dir(parent, recursive=True)
+        tmp = f"{parent}/.{base}.{uuid.uuid4().hex[:12]}.tmp" if parent else f".{base}.{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            with self._fs.open_output_stream(tmp) as out:
+                while chunk := src.read(SEND_CHUNK_BYTES):
+                    out.write(chunk)
+            self._fs.move(tmp, self._path)
+        except BaseException:
+            try:
+                self._fs.delete_file(tmp)
+            except (OSError, ValueError):
+                pass
+            raise
+
+    def discard(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
