@@ -110,3 +110,32 @@ def test_uri_errors_name_the_uri():
         lancefile.read_table("gs://b/k.lance", storage_options={"x": "y"})
     with pytest.raises(LanceIOError, match="allow_http"):
         lancefile.read_table("s3://b/k.lance", storage_options={"aws_endpoint": "http://localhost:1"})
+
+
+def test_cli_version_json_schema_and_bad_rows(tmp_path, capsys):
+    import json
+
+    from lancefile.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("lancefile ")
+    p = str(tmp_path / "n.lance")
+    lancefile.write_table(pa.table({"st": pa.array([{"x": 1}])}), p)
+    assert main(["inspect", "--json", p]) == 0
+    schema = json.loads(capsys.readouterr().out)["schema"]
+    assert schema[0]["children"] == [{"name": "x", "type": "int64", "nullable": True}]
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--rows", "-5"])
+    assert exc.value.code == 2 and "positive number of rows" in capsys.readouterr().err
+
+
+def test_cli_closed_pipe_is_quiet(tmp_path):
+    import subprocess
+    import sys
+
+    p = str(tmp_path / "wide.lance")
+    lancefile.write_table(pa.table({f"c{i}": [i] for i in range(300)}), p)
+    proc = subprocess.run(f"{sys.executable} -m lancefile inspect {p} | head -1", shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stderr == "", proc.stderr

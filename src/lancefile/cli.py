@@ -69,10 +69,32 @@ def inspect_file(path: str) -> dict:
         "data_bytes": meta.num_data_bytes,
         "column_metadata_bytes": meta.num_column_metadata_bytes,
         "global_buffers": [{"position": b.position, "size": b.size} for b in meta.global_buffers],
-        "schema": str(meta.schema),
+        "schema": schema_json(meta.schema),
         "columns": columns,
         "statistics": _statistics_summary(reader),
     }
+
+
+def schema_json(schema) -> list[dict]:
+    """An Arrow schema as JSON-able fields: name, type, nullability, metadata and nested children.
+
+    Example::
+
+        >>> import pyarrow as pa
+        >>> schema_json(pa.schema([pa.field("a", pa.list_(pa.int32()), nullable=False)]))[0]["children"][0]["type"]
+        'int32'
+    """
+    def field(f) -> dict:
+        out = {"name": f.name, "type": str(f.type), "nullable": f.nullable}
+        if f.metadata:
+            out["metadata"] = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in f.metadata.items()}
+        t = f.type
+        kids = [t.field(i) for i in range(t.num_fields)] if t.num_fields else []
+        if kids:
+            out["children"] = [field(k) for k in kids]
+        return out
+
+    return [field(f) for f in schema]
 
 
 def _jsonable(v):
@@ -124,10 +146,16 @@ def inspect_dataset(path: str, version: int | None = None) -> dict:
         "timestamp": ds.timestamp.isoformat() + "Z", "data_storage_version": ds.data_storage_version,
         "writer": f"{m.writer_version.library} {m.writer_version.version}".strip(),
         "reader_feature_flags": m.reader_feature_flags, "writer_feature_flags": m.writer_feature_flags,
-        "rows": ds.count_rows(), "schema": str(ds.schema),
+        "rows": ds.count_rows(), "schema": schema_json(ds.schema),
         "versions": [{"version": v["version"], "timestamp": v["timestamp"].isoformat() + "Z"} for v in ds.versions()],
         "fragments": fragments,
     }
+
+
+def _print_schema(fields: list[dict], out) -> None:
+    print("schema:", file=out)
+    for f in fields:
+        print(f"  {f['name']}: {f['type']}" + ("" if f["nullable"] else " not null"), file=out)
 
 
 def _print_dataset(info: dict, out) -> None:
@@ -136,9 +164,7 @@ def _print_dataset(info: dict, out) -> None:
           file=out)
     print(f"files:     Lance {info['data_storage_version']}", file=out)
     print(f"rows:      {info['rows']} live in {len(info['fragments'])} fragment(s)", file=out)
-    print("schema:", file=out)
-    for line in info["schema"].splitlines():
-        print(f"  {line}", file=out)
+    _print_schema(info["schema"], out)
     print("versions:", file=out)
     for v in info["versions"]:
         print(f"  {v['version']}: {v['timestamp']}", file=out)
@@ -159,9 +185,7 @@ def _print_inspect(info: dict, out) -> None:
     print(f"rows:      {info['rows']}", file=out)
     print(f"size:      {format_size(info['file_bytes'])} ({format_size(info['data_bytes'])} data, "
           f"{format_size(info['column_metadata_bytes'])} column metadata, {len(info['global_buffers'])} global buffers)", file=out)
-    print("schema:", file=out)
-    for line in info["schema"].splitlines():
-        print(f"  {line}", file=out)
+    _print_schema(info["schema"], out)
     print("columns:", file=out)
     for c in info["columns"]:
         print(f"  [{c['index']}] {c['field']}: {c['type']}  {len(c['pages'])} page(s), {format_size(c['bytes'])}", file=out)
@@ -177,6 +201,9 @@ def _print_inspect(info: dict, out) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lancefile", description="Lance v2 file tools")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"lancefile {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_inspect = sub.add_parser("inspect", help="show a file's version, schema, pages and encodings, "
                                                "or a dataset's versions, fragments and files")
@@ -191,12 +218,31 @@ def main(argv: list[str] | None = None) -> int:
                           help="show a progress bar (default: on a terminal, for files of 16 MiB and more)")
     p_demo = sub.add_parser("demo", help="write a sample table, read it back, and report")
     p_demo.add_argument("--out", default=None, help="directory for the sample file (default: a temp dir)")
-    p_demo.add_argument("--rows", type=int, default=100_000)
+    p_demo.add_argument("--rows", type=_positive_int, default=100_000)
     p_pipe = sub.add_parser("pipeline", help="the main job: source -> Lance files with Spark -> filtered read-back")
     from .spark.job import add_arguments
 
     add_arguments(p_pipe)
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except BrokenPipeError:  # `lancefile inspect x | head`: the reader left, end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of rows, not {n}")
+    return n
+
+
+def _run(args) -> int:
     if args.command == "pipeline":
         from .spark.job import run_from_args
 
@@ -221,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     except LanceError as exc:
         print(f"lancefile: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         print(f"lancefile: error: {exc}", file=sys.stderr)
         return 1

@@ -57,7 +57,9 @@ def _step(label: str, fn):
 def run_demo(out_dir: str | None = None, rows: int = 100_000) -> None:
     import lancefile
 
-    out_dir = out_dir or tempfile.mkdtemp(prefix="lancefile-demo-")
+    if out_dir is None:  # a temporary directory of our own, removed afterwards
+        with tempfile.TemporaryDirectory(prefix="lancefile-demo-") as tmp:
+            return run_demo(tmp, rows)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "sample.lance")
     print(f"lancefile demo: {rows:,} rows -> {path}")
