@@ -18,8 +18,8 @@ each mutant with ``LanceFileReader`` (``metadata()``, ``read_all``, ``read_range
 memory (an address-space limit and the peak RSS of every case).
 
 Every read must succeed with valid Arrow data (``validate(full=True)``) or raise a
-:class:`lancefile.LanceError` that is not a relabelled foreign exception (the reader's
-``cannot decode rows`` wrapper, ``__cause__`` set); when the damage lies in a page the
+:class:`lancefile.LanceError` that is not a relabelled foreign exception (``__cause__`` a
+foreign exception; the old ``cannot decode rows`` wrapper is gone since issue 13); when the damage lies in a page the
 message must name the column and the page. Outcomes are counted per mutation kind; each
 distinct failure signature keeps its smallest reproducer (``DIR/repro/*.lance`` + ``.json``
 with the mutation, replayable with ``--replay``) and ``DIR/report.json`` / ``report.md``

@@ -3,7 +3,8 @@
 Files written by pylance (``tests/robustness/fuzz_v2_1.py``'s corpus) are mutated and read
 with ``read_all``, ``read_range``, ``take_rows`` and ``metadata()``. Each read must give valid
 Arrow data (``validate(full=True)``) or raise a :class:`lancefile.LanceError` that is not a
-relabelled foreign exception (the reader's "cannot decode rows" wrapper), naming the file,
+relabelled foreign exception (a Lance error whose cause is a foreign one; the reader no
+longer wraps decoder exceptions, issue 13), naming the file,
 and the column and page when the damage is in a page. Other data without an error is
 accepted only when value bytes were changed.
 
