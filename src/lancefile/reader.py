@@ -35,7 +35,9 @@ from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, La
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
-from .predicate import ZoneStats, check_filter, to_expression, zones_may_match
+from .predicate import check_filter, to_expression
+from .projection import field_path, kept
+from .projection import resolve as resolve_projection
 from .statistics import FileStatistics
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
@@ -202,29 +204,11 @@ class LanceFileReader:
 
     # -- projection -------------------------------------------------------------------
     def _resolve_projection(self, columns):
-        """[(top-level field, keep-tree or None)] in the requested order.
-
-        A keep-tree maps child field ids (in the order asked for) to their own keep-trees;
-        None means the whole field. Like the reference, ``["st.b", "st.a"]`` gives
-        ``struct<b, a>``, paths may pass through lists (``"ls.item.x"``) and packed structs,
-        and naming a whole field after some of its children appends the rest.
-        """
-        if columns is None:
-            return [(f, None) for f in self._lance_schema.fields]
-        if isinstance(columns, str):
-            columns = [columns]
-        order: list[LanceField] = []
-        keeps: dict[int, dict | None] = {}
-        for name in columns:
-            try:
-                path = _field_path(self._lance_schema, name)  # fields from the top down
-            except ColumnNotFoundError as exc:
-                raise ColumnNotFoundError(f"{self.path}: {exc}") from None
-            if path[0].id not in keeps:
-                order.append(path[0])
-                keeps[path[0].id] = {}
-            _keep_path(keeps, path)
-        return [(f, keeps[f.id] or None) for f in order]
+        """[(top-level field, keep-tree or None)] in the requested order (see :mod:`lancefile.projection`)."""
+        try:
+            return resolve_projection(self._lance_schema, columns)
+        except ColumnNotFoundError as exc:
+            raise ColumnNotFoundError(f"{self.path}: {exc}") from None
 
     def _projected_schema(self) -> pa.Schema:
         """The user-facing schema (extension types restored); sets the storage schema.
@@ -352,7 +336,7 @@ class LanceFileReader:
         wanted: list[int] = []
         for f, keep in self._projection:
             for g in f.walk():
-                if g.id in self._columns and (keep is None or g is f or _kept(keep, g)):
+                if g.id in self._columns and (keep is None or g is f or kept(keep, g)):
                     wanted.append(self._columns[g.id])
         return wanted
 
@@ -459,66 +443,15 @@ class LanceFileReader:
         ``nan_count`` for floats). Columns are dotted paths (``"st.a"``); ``columns`` limits
         which are read. Files without statistics (the reference's) give ``{}``.
         """
-        stats = self._file_statistics()
-        if not stats.available:
-            return {}
-        wanted = None if columns is None else {columns} if isinstance(columns, str) else set(columns)
-        out = {}
-        for fid, path in stats.fields.items():
-            if wanted is not None and path not in wanted:
-                continue
-            col = stats.column(fid)
-            if col is None:
-                continue
-            names = [col.type.field(i).name for i in range(col.type.num_fields)]
-            parts = {"row_offset": pa.array(stats.row_offset.astype(np.uint64)),
-                     "num_rows": pa.array(stats.num_rows.astype(np.uint64))}
-            for name in ("null_count", "nan_count", "min_value", "max_value"):
-                if name in names:
-                    parts[name.replace("_value", "")] = col.field(name)
-            out[path] = pa.table(parts)
-        if wanted is not None and wanted - set(out):
-            missing = sorted(wanted - set(out))
-            raise ColumnNotFoundError(f"{self.path}: no statistics for column(s) {missing} "
-                                      f"(columns with statistics: {sorted(stats.fields.values())})")
-        return out
-
-    def _zone_stats(self, path: tuple[str, ...]) -> ZoneStats | None:
-        stats = self._file_statistics()
-        try:
-            fid = _field_path(self._lance_schema, ".".join(path))[-1].id
-        except LanceError:
-            return None
-        col = stats.column(fid)
-        if col is None:
-            return None
-        names = {col.type.field(i).name for i in range(col.type.num_fields)}
-        nans = (col.field("nan_count").to_numpy(zero_copy_only=False).astype(np.int64) if "nan_count" in names
-                else np.zeros(len(col), np.int64))
-        return ZoneStats(stats.num_rows, col.field("null_count").to_numpy(zero_copy_only=False).astype(np.int64),
-                         nans, col.field("min_value"), col.field("max_value"))
+        return self._file_statistics().tables(columns)
 
     def matching_ranges(self, filter, start: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
         """Row ranges within [start, stop) whose statistics say they may hold rows matching ``filter``.
 
         Without statistics this is the whole range. Rows outside the ranges cannot match.
         """
-        expr = to_expression(filter)
         stop = self._num_rows if stop is None else stop
-        stats = self._file_statistics()
-        if expr is None or not stats.available or start >= stop:
-            return [(start, stop)] if start < stop else []
-        may = zones_may_match(expr, len(stats.num_rows), self._zone_stats)
-        lo = np.maximum(stats.row_offset, start)
-        hi = np.minimum(stats.row_offset + stats.num_rows, stop)
-        keep = may & (hi > lo)
-        ranges: list[tuple[int, int]] = []
-        for a, b in zip(lo[keep].tolist(), hi[keep].tolist()):
-            if ranges and ranges[-1][1] == a:
-                ranges[-1] = (ranges[-1][0], b)
-            else:
-                ranges.append((a, b))
-        return ranges
+        return self._file_statistics().matching_ranges(to_expression(filter), start, stop)
 
     def _filtered_batches(self, expr, start: int, stop: int, batch_size: int):
         fields = check_filter(expr, self._full_schema, self.path)
@@ -632,59 +565,6 @@ class LanceFileReader:
 
 
 _ROW_COLUMN = "__lancefile_row"
-
-
-def _field_path(schema: LanceSchema, name: str) -> list[LanceField]:
-    """The chain of fields named by ``"a"`` or ``"a.b.c"``."""
-    if not isinstance(name, str):
-        raise InvalidInputError(f"column names must be strings, not {type(name).__name__}")
-    parts = name.split(".")
-    level = schema.fields
-    chain: list[LanceField] = []
-    for i, part in enumerate(parts):
-        match = [f for f in level if f.name == part]
-        if not match:
-            where = ".".join(parts[:i]) or "the file"
-            names = ", ".join(repr(f.name) for f in level)
-            raise ColumnNotFoundError(f"no column {name!r}: {where} has no field {part!r} (fields: {names})")
-        chain.append(match[0])
-        level = match[0].children
-    return chain
-
-
-def _keep_path(holder: dict, path: list[LanceField]) -> None:
-    """Mark ``path`` (top-level field first) in a keep-tree."""
-    f, rest = path[0], path[1:]
-    node = holder[f.id]
-    if node is None:
-        return  # already whole
-    if not rest:
-        holder[f.id] = _whole(f, node)
-        return
-    node.setdefault(rest[0].id, {})
-    _keep_path(node, rest)
-
-
-def _whole(f: LanceField, node: dict) -> dict | None:
-    """Keep all of ``f``, after the children already asked for (in their order)."""
-    if not node or not f.children:
-        return None
-    by_id = {c.id: c for c in f.children}
-    out = {cid: (None if sub is None else _whole(by_id[cid], sub)) for cid, sub in node.items()}
-    for c in f.children:
-        out.setdefault(c.id, None)
-    return out
-
-
-def _kept(keep: dict, g: LanceField) -> bool:
-    """Whether field ``g`` is named anywhere in a keep-tree (used for size estimates)."""
-    stack = [keep]
-    while stack:
-        node = stack.pop()
-        if g.id in node:
-            return True
-        stack.extend(v for v in node.values() if v is not None)
-    return False
 
 
 _POOL = None

@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InvalidInputError, LanceError
+from .errors import ColumnNotFoundError, InvalidInputError, LanceError
 
 __all__ = ["STATISTICS_MAGIC", "DEFAULT_ZONE_ROWS", "DEFAULT_MAX_BOUND_BYTES", "StatisticsCollector",
            "FileStatistics", "StatisticsWarning"]
@@ -506,6 +506,67 @@ class FileStatistics:
                               StatisticsWarning, stacklevel=3)
                 self._cache[field_id] = None
         return self._cache[field_id]
+
+
+    def tables(self, columns=None) -> dict[str, pa.Table]:
+        """``{dotted path: table}``: one row per zone (see :meth:`LanceFileReader.statistics`)."""
+        if not self.available:
+            return {}
+        wanted = None if columns is None else {columns} if isinstance(columns, str) else set(columns)
+        out = {}
+        for fid, path in self.fields.items():
+            if wanted is not None and path not in wanted:
+                continue
+            col = self.column(fid)
+            if col is None:
+                continue
+            parts = {"row_offset": pa.array(self.row_offset.astype(np.uint64)),
+                     "num_rows": pa.array(self.num_rows.astype(np.uint64))}
+            for name in ("null_count", "nan_count", "min_value", "max_value"):
+                if col.type.get_field_index(name) >= 0:
+                    parts[name.replace("_value", "")] = col.field(name)
+            out[path] = pa.table(parts)
+        if wanted is not None and wanted - set(out):
+            raise ColumnNotFoundError(f"{self._outer.path}: no statistics for column(s) {sorted(wanted - set(out))} "
+                                      f"(columns with statistics: {sorted(self.fields.values())})")
+        return out
+
+    def zone_stats(self, path: tuple[str, ...]):
+        """The :class:`~lancefile.predicate.ZoneStats` of the field at ``path``, or None."""
+        from .predicate import ZoneStats
+        from .projection import field_path
+
+        try:
+            fid = field_path(self._outer._lance_schema, ".".join(path))[-1].id
+        except LanceError:
+            return None
+        col = self.column(fid)
+        if col is None:
+            return None
+        counts = {name: col.field(name).to_numpy(zero_copy_only=False).astype(np.int64)
+                  for name in ("null_count", "nan_count") if col.type.get_field_index(name) >= 0}
+        return ZoneStats(self.num_rows, counts["null_count"], counts.get("nan_count", np.zeros(len(col), np.int64)),
+                         col.field("min_value"), col.field("max_value"))
+
+    def matching_ranges(self, expr, start: int, stop: int) -> list[tuple[int, int]]:
+        """Merged row ranges within [start, stop) of the zones that may match ``expr`` (all of it if unknown)."""
+        from .predicate import zones_may_match
+
+        if start >= stop:
+            return []
+        if expr is None or not self.available:
+            return [(start, stop)]
+        may = zones_may_match(expr, len(self.num_rows), self.zone_stats)
+        lo = np.maximum(self.row_offset, start)
+        hi = np.minimum(self.row_offset + self.num_rows, stop)
+        keep = may & (hi > lo)
+        ranges: list[tuple[int, int]] = []
+        for a, b in zip(lo[keep].tolist(), hi[keep].tolist()):
+            if ranges and ranges[-1][1] == a:
+                ranges[-1] = (ranges[-1][0], b)
+            else:
+                ranges.append((a, b))
+        return ranges
 
 
 def _projected(reader, names: list[str]):

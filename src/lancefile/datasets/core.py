@@ -92,6 +92,7 @@ class LanceDataset:
         self._top_of = _top_of(self._lance_schema)
         self._parent_of = _parents(self._lance_schema)
         self._by_id = {f.id: f for f in self._lance_schema.walk()}
+        self._paths = {fid: ".".join(f.name for f in chain) for fid, chain in _chains(self._lance_schema).items()}
         legacy = m.data_format.version.startswith("0.") or any(
             df.file_major_version == 0 for f in m.fragments for df in f.files)
         if legacy:
@@ -338,6 +339,20 @@ class LanceDataset:
     def __repr__(self) -> str:
         return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")
+
+
+def _chains(schema: LanceSchema) -> dict[int, list]:
+    """field id -> the fields from the top down to it."""
+    out: dict[int, list] = {}
+
+    def visit(f, above: list) -> None:
+        out[f.id] = above + [f]
+        for c in f.children:
+            visit(c, out[f.id])
+
+    for f in schema.fields:
+        visit(f, [])
+    return out
 
 
 def _map_fragments(fn, items: list) -> list:

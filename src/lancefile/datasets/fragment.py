@@ -30,24 +30,13 @@ class Projection:
     """Which dataset fields a read wants: ``[(top-level field, keep-tree or None)]``, resolved once."""
 
     def __init__(self, schema: LanceSchema, arrow_schema: pa.Schema, columns) -> None:
-        from ..reader import _field_path, _keep_path
+        from ..projection import resolve
 
         self.lance_schema = schema
+        self.fields = resolve(schema, columns)
         if columns is None:
-            self.fields = [(f, None) for f in schema.fields]
             self.schema = arrow_schema
             return
-        if isinstance(columns, str):
-            columns = [columns]
-        order: list[LanceField] = []
-        keeps: dict[int, dict | None] = {}
-        for name in columns:
-            path = _field_path(schema, name)
-            if path[0].id not in keeps:
-                order.append(path[0])
-                keeps[path[0].id] = {}
-            _keep_path(keeps, path)
-        self.fields = [(f, keeps[f.id] or None) for f in order]
         out = []
         for f, keep in self.fields:
             whole = arrow_schema.field(arrow_schema.get_field_index(f.name))
@@ -359,10 +348,9 @@ class LanceFragment:
         if len(handles) != 1:
             return whole
         h = handles[0]
-        if any(self._dataset._lance_schema.fields[i].name != f.name
-               for i, f in enumerate(self._dataset._lance_schema.fields) if f.id in h.tops
-               for f in [h.tops[f.id]]):
-            return whole
+        paths = self._dataset._paths
+        if any(h.fpaths.get(f.id) != paths[did] for did, f in h.fmap.items()):
+            return whole  # a renamed field: the file's statistics are under its old name
         return h.reader.matching_ranges(expr)
 
     def live_offsets(self, positions: np.ndarray) -> np.ndarray:

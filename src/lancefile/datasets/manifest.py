@@ -321,17 +321,14 @@ def _describe(bits: int) -> str:
 
 def check_reader_flags(manifest: table_pb2.Manifest, path: str) -> None:
     """Refuse a version that needs a reader feature lancefile does not have."""
-    unknown = manifest.reader_feature_flags & ~READER_FLAGS
-    if unknown:
-        raise UnsupportedVersionError(
-            f"{path}: this dataset version needs reader feature flag(s) {_describe(unknown)}, "
-            "which lancefile does not support")
+    _refuse(manifest.reader_feature_flags & ~READER_FLAGS, f"{path}: this dataset version needs reader")
 
 
 def check_writer_flags(manifest: table_pb2.Manifest, path: str) -> None:
     """Refuse to commit on top of a version whose writer features lancefile cannot keep true."""
-    unknown = manifest.writer_feature_flags & ~WRITER_FLAGS
+    _refuse(manifest.writer_feature_flags & ~WRITER_FLAGS, f"{path}: committing to this dataset needs writer")
+
+
+def _refuse(unknown: int, needs: str) -> None:
     if unknown:
-        raise UnsupportedVersionError(
-            f"{path}: committing to this dataset needs writer feature flag(s) {_describe(unknown)}, "
-            "which lancefile does not support")
+        raise UnsupportedVersionError(f"{needs} feature flag(s) {_describe(unknown)}, which lancefile does not support")
