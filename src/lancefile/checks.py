@@ -8,7 +8,9 @@ naming the file, field, columns, pages and rows, never handed over.
 
 ``pyarrow.Array.validate(full=True)`` does the work in Arrow's compiled code (UTF-8 with SIMD,
 about 17 GB/s here), so the cost is a few percent of a scan of long strings and nothing for
-fixed-width columns.
+fixed-width columns. 2.1+ readers check each leaf's values in full on the decoding threads
+(strings gathered from a dictionary are checked once, as the dictionary) and leave only
+Arrow's layout check of the assembled nested array to :func:`check_decoded` (``full=False``).
 
 Example::
 
@@ -33,13 +35,15 @@ from .errors import CorruptFileError
 __all__ = ["check_decoded"]
 
 
-def check_decoded(arr: pa.Array, field: pa.Field, where: Callable[[], str]) -> None:
+def check_decoded(arr: pa.Array, field: pa.Field, where: Callable[[], str], full: bool = True) -> None:
     """Raise :class:`CorruptFileError` unless ``arr`` is valid Arrow data fitting ``field``.
 
-    ``where`` makes the location part of the message (only called on failure).
+    ``where`` makes the location part of the message (only called on failure). ``full=False``
+    when the decoder checked every leaf's values in full already (2.1+ structural readers:
+    :func:`lancefile.encodings.arrowutil.validate_values`): Arrow's layout check then remains.
     """
     try:
-        arr.validate(full=True)
+        arr.validate(full=full)
     except pa.ArrowException as exc:
         raise CorruptFileError(f"{where()}: the decoded values are not valid Arrow data ({exc})") from None
     bad = _null_in_non_nullable(field, arr, None)

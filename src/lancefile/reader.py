@@ -381,8 +381,9 @@ class LanceFileReader:
             # a check deep in a decoder that knows no file: say where (the same error type)
             where = self._describe_field(i, sel) if i is not None else f"{self.path}: rows [{sel.start}, {sel.stop})"
             raise type(exc)(f"{where}: {exc}") from exc
-        for i, arr in enumerate(arrays):
-            check_decoded(arr, self._storage_schema.field(i), lambda i=i: self._describe_field(i, sel))
+        for i, (arr, r) in enumerate(zip(arrays, readers)):
+            check_decoded(arr, self._storage_schema.field(i), lambda i=i: self._describe_field(i, sel),
+                          full=not getattr(r, "checks_leaves", False))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self._storage_schema)
         return batch if self._storage_schema is self.schema else batch.cast(self.schema)
 

@@ -478,3 +478,24 @@ def test_view_types_are_stored_with_a_warning(tmp_path):
         lancefile.write_table(t, tmp_path / "v.lance")
     assert any("stored as binary" in str(w.message) for w in caught)
     assert lancefile.read_table(tmp_path / "v.lance").schema.types == [pa.string(), pa.binary()]
+
+
+def test_map_with_null_keys_is_refused_not_aborted(tmp_path):
+    """A forged map whose key column holds nulls: Arrow aborts on a map built with null keys."""
+    entries = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.int64())])
+    t = pa.table({"m": pa.array([[{"key": "a", "value": 1}, {"key": None, "value": 2}], [{"key": "c", "value": 3}]],
+                                pa.list_(entries))})
+    forged = _forge_schema(_write(tmp_path, t, version="2.2"),
+                           lambda d: setattr(d.schema.fields[0], "logical_type", "map"))
+    path = tmp_path / "map.lance"
+    path.write_bytes(forged)
+    code = f"""
+import lancefile
+try:
+    lancefile.LanceFileReader({str(path)!r}, verify_checksums=False).read_all().to_table()
+except lancefile.CorruptFileError as exc:
+    print("refused:", exc)
+"""
+    out = _in_child(code)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused:" in out.stdout and "null entry or key" in out.stdout, out.stdout

@@ -17,6 +17,7 @@ __all__ = [
     "range_indices",
     "to_uint8",
     "concat_arrays",
+    "validate_values",
 ]
 
 
@@ -54,6 +55,21 @@ def safe_array(dtype: pa.DataType, length: int, buffers: list, children: list | 
         arr.validate()
     except (ValueError, TypeError, pa.ArrowException) as exc:  # ArrowInvalid is a ValueError
         raise CorruptFileError(f"decoded buffers do not make {length} values of {dtype} ({exc})") from None
+    return arr
+
+
+def validate_values(arr: pa.Array, where: str) -> pa.Array:
+    """``arr`` after Arrow's full validation (UTF-8, offsets, indices...), else CorruptFileError.
+
+    Structural readers check each leaf's decoded values here, on the decoding threads, so the
+    nested array built from them needs only Arrow's cheap layout check (its offsets and
+    validity come from level kernels that cannot make invalid ones). Values gathered from a
+    dictionary checked once are not checked again.
+    """
+    try:
+        arr.validate(full=True)
+    except pa.ArrowException as exc:
+        raise CorruptFileError(f"{where}: the decoded values are not valid Arrow data ({exc})") from None
     return arr
 
 

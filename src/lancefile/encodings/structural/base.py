@@ -69,6 +69,7 @@ class PagePart:
     defs: np.ndarray | None  # canonical def levels, or None (no nulls)
     values: pa.Array  # visible entries' values (garbage under nulls)
     num_rows: int
+    validated: bool = False  # values already checked in full (e.g. gathered from a checked dictionary)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import ChecksumError, CorruptFileError, UnsupportedEncodingError
 from ...format.container import FileLayout
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
-from ..arrowutil import concat_arrays, safe_array
+from ..arrowutil import concat_arrays, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import LAYOUT
 from ..selection import Selection
@@ -182,7 +182,8 @@ def _concat_parts(parts: list[PagePart], dtype: pa.DataType, num_rows: int) -> P
     defs = None
     if any(p.defs is not None for p in parts):
         defs = np.concatenate([p.defs if p.defs is not None else np.zeros(_entries(p), np.uint16) for p in parts])
-    return PagePart(rep, defs, concat_arrays([p.values for p in parts], dtype), num_rows)
+    return PagePart(rep, defs, concat_arrays([p.values for p in parts], dtype), num_rows,
+                    all(p.validated for p in parts))
 
 
 def _entries(p: PagePart) -> int:
@@ -212,6 +213,8 @@ def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
 class StructuralReader:
     """Reads one top-level field of a 2.1+ file (all its projected leaves)."""
 
+    checks_leaves = True  # every leaf's values are validated in full as they are read
+
     def __init__(self, layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None) -> None:
         self.layout = layout
         version = layout.version
@@ -221,6 +224,31 @@ class StructuralReader:
         self._mult: dict[int, int] = {}  # level entries per row of each leaf (fsl<struct> dims above it)
         self.root = self._node(f, columns, keep, [], 1, False)
         self.dtype = self.root.dtype
+        self._inner_only = self._inner_only_leaves()
+
+    def _inner_only_leaves(self) -> dict[int, bool]:
+        """Per leaf column: whether only its layers inside its innermost list are used.
+
+        A list's offsets and a struct's validity come from the first leaf below them; the
+        other leaves under the same lists only need their own inner layers (see unravel)."""
+        used: dict[int, list[int]] = {col: [] for col in self._leaves}
+
+        def visit(node: Node, k: int) -> None:
+            if node.leaf is not None:
+                used[node.leaf].append(k)
+            for c in node.children:
+                visit(c, k + 1)
+
+        visit(self.root, 0)
+        out = {}
+        for col, ks in used.items():
+            shape = self._shapes[col]  # inner to outer
+            if LIST not in shape:
+                out[col] = False
+                continue
+            k_list = len(shape) - 1 - shape.index(LIST)  # the innermost list, outer-first
+            out[col] = bool(ks) and min(ks) > k_list
+        return out
 
     def _node(self, f: LanceField, columns, keep, outer: list[str], mult: int, in_list: bool) -> Node:
         node = self._make_node(f, columns, keep, outer, mult, in_list)
@@ -297,7 +325,10 @@ class StructuralReader:
         leaf_sel = sel.scale(m) if m > 1 else sel
         part = column.read(leaf_sel, cache)
         where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
-        return col, unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where), part.values
+        if not part.validated:
+            validate_values(part.values, where)
+        levels = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where, self._inner_only[col])
+        return col, levels, part.values
 
     def assemble(self, sel: Selection, results: list) -> pa.Array:
         unraveled = {col: u for col, u, _ in results}
@@ -318,7 +349,7 @@ class StructuralReader:
         valid = layer.valid if node.stride == 1 or layer.valid is None else layer.valid[:: node.stride]
         if node.kind == "leaf":
             arr = values[node.leaf]
-            if len(arr) != n:
+            if len(arr) != n or unraveled[node.leaf].num_values != n * node.stride:
                 raise CorruptFileError(f"{self.layout.path}: column {node.leaf} gives {len(arr)} values for {n} slots")
             arr = with_validity(arr, valid)
             if node.select is not None:
@@ -341,6 +372,9 @@ class StructuralReader:
         large = pa.types.is_large_list(node.dtype)
         off = pa.py_buffer(offsets.astype(np.int64 if large else np.int32))
         bitmap = _bitmap(valid)
+        if node.kind == "map" and (child.null_count or child.field(0).null_count):
+            # Arrow aborts the process on a map built with null entries or keys
+            raise CorruptFileError(f"{self.layout.path}: column {node.leaf}: a map holds a null entry or key")
         return safe_array(node.dtype, n, [bitmap, off], children=[child])
 
 

@@ -33,7 +33,7 @@ from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blo
                            miniblock_buffers, take_miniblock)
 from ..compressive.values import Fixed, as_uint
 from ..page import PageData
-from ..arrowutil import concat_arrays
+from ..arrowutil import concat_arrays, validate_values
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
@@ -192,6 +192,7 @@ class MiniBlockPage(PageLayoutBase):
         # dictionary indices: cut the rows out first, then look up only their values
         part = select_part(rep, defs, self._indices(values, page), spans, self.leaf, sel.count, page.where)
         part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), part.defs)
+        part.validated = True  # gathered from the checked dictionary
         return part
 
     def _indices(self, values, page) -> pa.Array:
@@ -268,6 +269,7 @@ class MiniBlockPage(PageLayoutBase):
             d = None if part.defs is None else part.defs[entry_cuts[k] : entry_cuts[k + 1]]
             pieces.append(dec._resolve_dictionary(page, idx[a:b], d))
         part.values = concat_arrays(pieces, leaf.dtype)
+        part.validated = True  # gathered from the checked dictionaries
         return part
 
     def _read_plain(self, sel: Selection, page: PageData) -> PagePart:
@@ -322,7 +324,8 @@ class MiniBlockPage(PageLayoutBase):
 
         def load():
             items = decode_block(self.msg.dictionary, page.read(_DICT), n, page.where)
-            return values_to_arrow(items, dtype.value_type if is_dict else dtype, page.where)
+            items = values_to_arrow(items, dtype.value_type if is_dict else dtype, page.where)
+            return validate_values(items, f"{page.where}: dictionary")
 
         # small dictionaries stay with the page for the reader's life (later takes reuse them);
         # large ones only for one read

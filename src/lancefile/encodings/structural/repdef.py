@@ -169,12 +169,17 @@ class Unraveled:
 
 
 def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], num_rows: int,
-            where: str) -> Unraveled:
+            where: str, inner_only: bool = False) -> Unraveled:
     """Offsets and validity of every layer (outer first) from canonical levels.
 
     ``rep``/``defs`` cover exactly ``num_rows`` rows; None means all zero (no lists / no
     nulls). A list layer's children start at entries with ``rep >= depth - 1`` that are
     defined through the list; offsets count them per list.
+
+    ``inner_only``: only the item layers inside the innermost list are wanted (a leaf whose
+    lists and outer structs are built from a sibling's levels). Their slots are the entries
+    defined through the innermost list, found in one vectorised pass; the outer layers are
+    returned as None.
     """
     bases = canonical_base(shape)
     max_rep = sum(kind == LIST for kind in shape)
@@ -190,12 +195,26 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
     else:
         if n and rep.max() > max_rep:
             raise CorruptFileError(f"{where}: repetition level {int(rep.max())} above the field's {max_rep}")
-        pos = np.flatnonzero(rep == max_rep)
-        if len(pos) != num_rows or (n and pos[0] != 0):
-            raise CorruptFileError(f"{where}: repetition levels start {len(pos)} rows, {num_rows} expected")
-    out: list[LayerLevels] = []
+        starts = rep == max_rep
+        if inner_only:
+            rows = int(np.count_nonzero(starts))
+            if rows != num_rows or (n and not starts[0]):
+                raise CorruptFileError(f"{where}: repetition levels start {rows} rows, {num_rows} expected")
+            pos = None
+        else:
+            pos = np.flatnonzero(starts)
+            if len(pos) != num_rows or (n and pos[0] != 0):
+                raise CorruptFileError(f"{where}: repetition levels start {len(pos)} rows, {num_rows} expected")
+    out: list[LayerLevels | None] = []
     depth = max_rep
-    for k in range(len(shape) - 1, -1, -1):
+    first = len(shape) - 1
+    if inner_only and max_rep:
+        # the innermost list's children: entries defined through it (rep >= 0 always holds)
+        first = shape.index(LIST) - 1
+        if defs is not None:
+            pos = np.flatnonzero(defs <= bases[first + 1])
+        out = [None] * (len(shape) - 1 - first)
+    for k in range(first, -1, -1):
         base = bases[k]
         d = None if defs is None else (defs if pos is None else defs[pos])
         if shape[k] == ITEM:
