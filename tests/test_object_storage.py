@@ -1,7 +1,11 @@
 """lancefile against a real local S3-compatible server (moto, started once for this module),
-with every request the server receives counted: the tests assert how many a read costs."""
+with every request the server receives counted: the tests assert how many a read costs.
+Failures are real too: the server answers 503 SlowDown on demand (``fail_next``), checks
+credentials when moto's authentication is switched on, and "server down" is a port nothing
+listens on."""
 
 import os
+import socket
 import threading
 
 import numpy as np
@@ -19,16 +23,28 @@ BUCKET = "lancefile-test"
 
 
 class CountingApp:
-    """WSGI middleware: records (method, path, Range) of each request that reaches the server."""
+    """WSGI middleware: records (method, path, Range) of each request that reaches the server,
+    and answers the next ``fail_next(n)`` requests with S3's 503 SlowDown."""
 
     def __init__(self, app):
         self.app = app
         self.requests: list[tuple[str, str, str | None]] = []
         self._lock = threading.Lock()
+        self._fail = 0
+
+    def fail_next(self, n: int) -> None:
+        with self._lock:
+            self._fail = n
 
     def __call__(self, environ, start_response):
         with self._lock:
             self.requests.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE")))
+            fail = self._fail > 0
+            self._fail -= fail
+        if fail:
+            start_response("503 Slow Down", [("Content-Type", "application/xml")])
+            return [b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+                    b'<Message>Please reduce your request rate.</Message></Error>']
         return self.app(environ, start_response)
 
     def take(self, key: str | None = None) -> list[tuple[str, str, str | None]]:
@@ -103,7 +119,7 @@ def test_failed_write_leaves_no_object(s3):
         with lancefile.LanceFileWriter(uri, pa.schema([("a", pa.int64())]), storage_options=options) as w:
             w.write_batch(pa.table({"a": [1, 2]}))
             raise LanceError("stop")
-    fs, _ = lancefile.io.resolve_filesystem(uri, options)
+    fs, _ = lancefile.objectstore.resolve_filesystem(uri, options)
     assert fs.get_file_info(f"{BUCKET}/failed/t.lance").type == pa.fs.FileType.NotFound
 
 
@@ -115,3 +131,151 @@ def test_errors_name_the_uri(s3):
         lancefile.read_table("s3://no-such-bucket/x.lance", storage_options=options)
     with pytest.raises(LanceIOError, match="not supported"):
         lancefile.read_table(f"s3://{BUCKET}/x.lance", storage_options={**options, "bogus": "1"})
+
+
+def _within(fn, seconds: float = 60.0):
+    """``fn()``'s result or exception, failing the test if it has not returned in ``seconds`` (a hang)."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            out["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"still running after {seconds} s: a hang"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+@pytest.fixture(scope="module")
+def written(s3):
+    app, options = s3
+    uri = f"s3://{BUCKET}/read/t.lance"
+    table = _table()
+    lancefile.write_table(table, uri, storage_options=options)
+    return uri, table
+
+
+def test_take_requests(s3, written):
+    """k scattered rows: the page's small metadata buffer, then one GET a row; near rows share a GET."""
+    app, options = s3
+    uri, table = written
+    reader = lancefile.LanceFileReader(uri, options, ["x"])
+    app.take()
+    rows = [5, 100_000, 199_999]
+    assert reader.take_rows(rows).to_table().column("x").to_pylist() == table.column("x").take(rows).to_pylist()
+    pages = {p for p, r in enumerate(reader.metadata().columns[1].pages)}
+    gets = app.take("t.lance")
+    assert all(m == "GET" for m, _, _ in gets)
+    assert len(gets) <= len(rows) + len(pages), gets
+    # rows within 64 KiB of each other (float64: 8 bytes a row) come in one request
+    near = [10, 20, 30, 40, 500, 1000]
+    assert reader.take_rows(near).to_table().column("x").to_pylist() == table.column("x").take(near).to_pylist()
+    assert len(app.take("t.lance")) == 1
+
+
+def test_large_ranges_are_split_and_fetched_in_parallel(s3, written, monkeypatch):
+    from lancefile import objectstore
+
+    app, options = s3
+    uri, table = written
+    monkeypatch.setattr(objectstore, "PART_BYTES", 64 * 1024)
+    reader = lancefile.LanceFileReader(uri, options, ["x"], verify_checksums=False)
+    app.take()
+    assert reader.read_all().to_table().column("x").equals(table.column("x"))
+    gets = app.take("t.lance")
+    lengths = [int(r.split("-")[1]) - int(r.split("=")[1].split("-")[0]) + 1 for _, _, r in gets]
+    # the 1.5 MB value buffer arrives in parts of at most 64 KiB
+    stored = reader.metadata().columns[1].num_bytes
+    assert max(lengths) <= 64 * 1024 and len(lengths) >= stored // (64 * 1024), lengths
+
+
+def test_batch_readahead(s3, written):
+    app, options = s3
+    uri, table = written
+    reader = lancefile.LanceFileReader(uri, options, ["id"])
+    for ahead in (0, 1, 16):
+        batches = list(reader.read_all(batch_size=10_000, batch_readahead=ahead))
+        assert pa.Table.from_batches(batches).column("id").equals(table.column("id"))
+        assert {b.num_rows for b in batches} == {10_000}
+    got = list(lancefile.iter_batches(uri, ["id"], batch_size=50_000, batch_readahead=2, storage_options=options))
+    assert sum(b.num_rows for b in got) == table.num_rows
+    # a consumer that stops early ends the background reading (no thread left behind)
+    before = threading.active_count()
+    it = iter(reader.read_range(0, 100_000, batch_size=1000, batch_readahead=4))
+    next(it)
+    it.close()
+    assert threading.active_count() <= before
+    with pytest.raises(lancefile.InvalidInputError, match="batch_readahead"):
+        reader.read_all(batch_readahead=-1)
+
+
+def test_transient_errors_are_retried(s3, written):
+    app, options = s3
+    uri, table = written
+    app.take()
+    app.fail_next(2)  # the HEAD fails twice with 503 SlowDown, the third attempt succeeds
+    reader = lancefile.LanceFileReader(uri, options, ["id"])
+    assert [m for m, _, _ in app.take("t.lance")] == ["HEAD", "HEAD", "HEAD", "GET"]
+    app.fail_next(1)  # a GET of the data fails once
+    assert reader.read_all().to_table().column("id").equals(table.column("id"))
+    gets = app.take("t.lance")
+    assert len(gets) >= 2 and gets[0] == gets[1], gets  # the same range asked for again
+
+
+def test_retry_budget_is_bounded(s3, written):
+    app, options = s3
+    uri, _ = written
+    app.take()
+    app.fail_next(10**6)
+    try:
+        with pytest.raises(LanceIOError, match=r"s3://lancefile-test/read/t.lance.*3 attempts"):
+            _within(lambda: lancefile.read_table(uri, storage_options={**options, "client_max_retries": 2}))
+        assert len(app.take("t.lance")) == 3
+        with pytest.raises(LanceIOError, match="s3://lancefile-test/read/t.lance"):
+            _within(lambda: lancefile.read_table(uri, storage_options={**options, "client_max_retries": "50",
+                                                                      "client_retry_timeout": "1s"}))
+        assert 2 <= len(app.take("t.lance")) < 50
+    finally:
+        app.fail_next(0)
+    with pytest.raises(lancefile.InvalidInputError, match="client_max_retries"):
+        lancefile.read_table(uri, storage_options={**options, "client_max_retries": "many"})
+
+
+def test_clear_errors_within_the_budget(s3, written, monkeypatch):
+    app, options = s3
+    uri, _ = written
+    with pytest.raises(LanceIOError, match=r"s3://lancefile-test/read/missing.lance: no such object"):
+        _within(lambda: lancefile.read_table(f"s3://{BUCKET}/read/missing.lance", storage_options=options))
+    with pytest.raises(LanceIOError, match=r"s3://no-such-bucket/x.lance: bucket 'no-such-bucket' does not exist"):
+        _within(lambda: lancefile.read_table("s3://no-such-bucket/x.lance", storage_options=options))
+    # server down: a port nothing listens on
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    down = {**options, "aws_endpoint": f"http://127.0.0.1:{dead}", "client_retry_timeout": "2s"}
+    with pytest.raises(LanceIOError, match=r"s3://lancefile-test/read/t.lance: the object store cannot be reached"):
+        _within(lambda: lancefile.read_table(uri, storage_options=down))
+    with pytest.raises(LanceIOError, match=r"cannot write s3://lancefile-test/w.lance"):
+        _within(lambda: lancefile.write_table(_table(10), f"s3://{BUCKET}/w.lance", storage_options=down))
+    # a server that accepts connections and never answers: the request timeout ends each attempt
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        hung = {**options, "aws_endpoint": f"http://127.0.0.1:{silent.getsockname()[1]}", "timeout": "1s",
+                "connect_timeout": "1s", "client_max_retries": 1}
+        with pytest.raises(LanceIOError, match=r"s3://lancefile-test/read/t.lance"):
+            _within(lambda: lancefile.read_table(uri, storage_options=hung))
+    # wrong credentials: moto checks them once its authentication is on; no retry is made
+    import moto.settings
+
+    app.take()
+    monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
+    with pytest.raises(LanceIOError, match=r"s3://lancefile-test/read/t.lance: access denied: check the credentials"):
+        _within(lambda: lancefile.read_table(uri, storage_options={**options, "aws_access_key_id": "wrong"}))
+    assert len(app.take("t.lance")) == 1

@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 import pyarrow as pa
 
 from .errors import InvalidInputError
+from .readahead import DEFAULT_BATCH_READAHEAD
 from .reader import DEFAULT_BATCH_SIZE, FileMetadata, LanceFileReader
 from .writer import LanceFileWriter
 
@@ -51,11 +52,12 @@ def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int 
 
 
 def iter_batches(source, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                 filters=None, verify_checksums: bool = True, storage_options: dict | None = None,
-                 filesystem=None) -> Iterator[pa.RecordBatch]:
+                 batch_readahead: int = DEFAULT_BATCH_READAHEAD, filters=None, verify_checksums: bool = True,
+                 storage_options: dict | None = None, filesystem=None) -> Iterator[pa.RecordBatch]:
     """Stream a Lance file as record batches of at most ``batch_size`` rows.
 
-    Arguments as :func:`read_table` (``columns`` second, the rest keyword-only).
+    Arguments as :func:`read_table` (``columns`` second, the rest keyword-only);
+    ``batch_readahead`` batches are decoded ahead of the consumer on a background thread (0: none).
 
     Example::
 
@@ -69,7 +71,7 @@ def iter_batches(source, columns: Sequence[str] | None = None, *, batch_size: in
                                 f"as a keyword: iter_batches(source, batch_size={columns})")
     with LanceFileReader(source, storage_options, columns, verify_checksums=verify_checksums,
                          filesystem=filesystem) as reader:
-        yield from reader.read_all(batch_size=batch_size, filter=filters)
+        yield from reader.read_all(batch_size=batch_size, batch_readahead=batch_readahead, filter=filters)
 
 
 def read_schema(source, *, storage_options: dict | None = None, filesystem=None) -> pa.Schema:

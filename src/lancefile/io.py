@@ -25,11 +25,12 @@ import pyarrow as pa
 
 from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 
-__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource", "ArrowFsSource",
-           "open_source", "resolve_filesystem", "is_uri",
-           "read_into", "read_spans", "new_buffer"]
+__all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource",
+           "open_source", "read_into", "read_spans", "new_buffer"]
 
-# Ranges closer than this are fetched in one request (a read costs about as much as 4 KiB).
+# Ranges of a local file closer than this are fetched in one request (a read costs about as
+# much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
+# use 64 KiB (lancefile.objectstore.REMOTE_COALESCE_GAP), as the reference does.
 COALESCE_GAP = 4 * 1024
 _PREADV = hasattr(os, "preadv")
 # Buffers at least this large come from Arrow's memory pool, which reuses freed memory: a
@@ -61,7 +62,15 @@ class ByteSource(Protocol):
 
     # Optional: ``read_into(offset, out)`` fills the writable buffer ``out`` with the bytes at
     # ``offset`` (one request, no intermediate copy); see :func:`read_into`. A true
-    # ``thread_safe`` attribute lets a reader issue reads from several threads at once.
+    # ``thread_safe`` attribute lets a reader issue reads from several threads at once;
+    # ``coalesce_gap`` is the gap below which two ranges are better read as one (see
+    # :func:`coalesce_gap`); a true ``remote`` attribute says each request is a round trip
+    # (so reads are widened rather than split into more requests).
+
+
+def coalesce_gap(source) -> int:
+    """The gap (bytes) below which ``source`` reads two ranges as one request."""
+    return int(getattr(source, "coalesce_gap", COALESCE_GAP))
 
 
 def read_into(source: ByteSource, offset: int, out: memoryview) -> None:
@@ -73,11 +82,12 @@ def read_into(source: ByteSource, offset: int, out: memoryview) -> None:
         out[:] = source.read(offset, len(out))
 
 
-def read_spans(source: ByteSource, starts, lengths, gap: int = COALESCE_GAP) -> tuple[np.ndarray, np.ndarray]:
+def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Many byte ranges in one buffer: ``(data, at)``, range ``i`` being
     ``data[at[i] : at[i] + lengths[i]]``.
 
-    Ranges less than ``gap`` bytes apart are fetched with one request straight into the
+    Ranges less than ``gap`` bytes apart (by default the source's :func:`coalesce_gap`) are
+    fetched with one request straight into the
     buffer, the bytes between them included (so nothing is copied twice); the plan is made
     with numpy, so ten thousand ranges cost ten thousand reads at most, not ten thousand
     Python iterations of bookkeeping as well. Every range is checked against the source's
@@ -95,6 +105,8 @@ def read_spans(source: ByteSource, starts, lengths, gap: int = COALESCE_GAP) -> 
         raise ValueError("starts and lengths must be equally long")
     if not len(s):
         return np.zeros(0, np.uint8), np.zeros(0, np.int64)
+    if gap is None:
+        gap = coalesce_gap(source)
     ends = s + n
     if int(s.min()) < 0 or int(n.min()) < 0 or int(ends.max()) > source.size:
         bad = int(np.flatnonzero((s < 0) | (n < 0) | (ends > source.size))[0])
@@ -122,6 +134,13 @@ def read_spans(source: ByteSource, starts, lengths, gap: int = COALESCE_GAP) -> 
     return np.frombuffer(buf, np.uint8), at
 
 
+def inherit(wrapper, inner) -> None:
+    """Give a source that wraps ``inner`` the same ``thread_safe``, ``coalesce_gap`` and ``remote``."""
+    wrapper.thread_safe = bool(getattr(inner, "thread_safe", False))
+    wrapper.coalesce_gap = coalesce_gap(inner)
+    wrapper.remote = bool(getattr(inner, "remote", False))
+
+
 def check_range(name: str, size: int, offset: int, length: int, what: str = "range") -> None:
     """Raise CorruptFileError unless ``[offset, offset+length)`` lies inside ``size`` bytes."""
     if offset < 0 or length < 0 or offset + length > size:
@@ -133,6 +152,7 @@ def check_range(name: str, size: int, offset: int, length: int, what: str = "ran
 class _BaseSource:
     name: str
     _size: int
+    coalesce_gap: int = COALESCE_GAP
 
     @property
     def size(self) -> int:
@@ -149,7 +169,7 @@ class _BaseSource:
             start = ranges[order[i]][0]
             end = start + ranges[order[i]][1]
             j = i + 1
-            while j < len(order) and ranges[order[j]][0] <= end + COALESCE_GAP:
+            while j < len(order) and ranges[order[j]][0] <= end + self.coalesce_gap:
                 end = max(end, ranges[order[j]][0] + ranges[order[j]][1])
                 j += 1
             block = self.read(start, end - start)
@@ -252,7 +272,7 @@ class SliceSource(_BaseSource):
         check_range(inner.name, inner.size, offset, size, "embedded file")
         self.inner, self.offset, self._size = inner, offset, size
         self.name = name or f"{inner.name}[{offset}:{offset + size}]"
-        self.thread_safe = bool(getattr(inner, "thread_safe", False))
+        inherit(self, inner)
 
     def read(self, offset: int, length: int) -> memoryview:
         check_range(self.name, self._size, offset, length)
@@ -326,7 +346,7 @@ class CountingSource(_BaseSource):
 
     def __init__(self, inner: ByteSource) -> None:
         self.inner = inner
-        self.thread_safe = bool(getattr(inner, "thread_safe", False))
+        inherit(self, inner)
         self.name = inner.name
         self._size = inner.size
         self.requests = 0
@@ -357,150 +377,16 @@ class CountingSource(_BaseSource):
         self.inner.close()
 
 
-class ArrowFsSource(_BaseSource):
-    """A file on a ``pyarrow.fs.FileSystem`` (S3, GCS, Azure, memory, local), read by ranges.
-
-    Each :meth:`read` is one ranged request (``read_at`` on a random-access file, which is
-    thread-safe: it carries its own offset). Opening costs one metadata request (HEAD on S3).
-
-    Example::
-
-        >>> import pyarrow.fs as pafs
-        >>> fs = pafs._MockFileSystem()
-        >>> with fs.open_output_stream("x.bin") as f:
-        ...     _ = f.write(b"0123456789")
-        >>> bytes(ArrowFsSource(fs, "x.bin").read(3, 4))
-        b'3456'
-    """
-
-    thread_safe = True
-
-    def __init__(self, filesystem, path: str, name: str | None = None) -> None:
-        self.name = name or path
-        self._fs = filesystem
-        try:
-            self._f = filesystem.open_input_file(path)
-            self._size = self._f.size()
-        except FileNotFoundError as exc:
-            raise LanceIOError(f"cannot open {self.name}: no such file") from exc
-        except (OSError, ValueError) as exc:
-            raise LanceIOError(f"cannot open {self.name}: {exc}") from exc
-
-    def read(self, offset: int, length: int) -> memoryview:
-        check_range(self.name, self._size, offset, length)
-        if self._f.closed:
-            raise LanceIOError(f"{self.name}: the file is closed")
-        if length == 0:
-            return memoryview(b"")
-        try:
-            data = self._f.read_at(length, offset)
-        except (OSError, ValueError) as exc:
-            raise LanceIOError(f"{self.name}: read of {length} bytes at {offset} failed: {exc}") from exc
-        if len(data) != length:
-            raise LanceIOError(f"{self.name}: short read at {offset} ({len(data)} of {length} bytes)")
-        return memoryview(data)
-
-    def close(self) -> None:
-        self._f.close()
-
-
-_URI_SCHEMES = ("s3://", "gs://", "gcs://", "az://", "abfs://", "abfss://", "memory://", "file://")
-# pylance's storage_options keys -> pyarrow.fs.S3FileSystem arguments
-_S3_KEYS = {"aws_access_key_id": "access_key", "access_key_id": "access_key",
-            "aws_secret_access_key": "secret_key", "secret_access_key": "secret_key",
-            "aws_session_token": "session_token", "session_token": "session_token",
-            "aws_region": "region", "region": "region"}
-_MEMORY_FS: dict = {}
-
-
-def is_uri(path) -> bool:
-    """True for the object-store (and ``memory://``, ``file://``) URIs lancefile opens through pyarrow.fs."""
-    return isinstance(path, str) and path.lower().startswith(_URI_SCHEMES)
-
-
-def _s3_filesystem(uri: str, options: dict):
-    import pyarrow.fs as pafs
-
-    kwargs: dict = {}
-    endpoint = None
-    allow_http = False
-    for key, value in options.items():
-        k = key.lower()
-        if k in _S3_KEYS:
-            kwargs[_S3_KEYS[k]] = value
-        elif k in ("aws_endpoint", "endpoint", "endpoint_url", "aws_endpoint_url"):
-            endpoint = str(value)
-        elif k in ("allow_http", "aws_allow_http"):
-            allow_http = str(value).lower() in ("true", "1", "yes")
-        else:
-            raise LanceIOError(f"{uri}: storage option {key!r} is not supported for s3:// (known: "
-                               f"{', '.join(sorted(set(_S3_KEYS) | {'aws_endpoint', 'endpoint', 'allow_http'}))})")
-    if endpoint is not None:
-        scheme, _, rest = endpoint.partition("://")
-        if not rest:
-            scheme, rest = "https", endpoint
-        if scheme == "http" and not allow_http:
-            raise LanceIOError(f"{uri}: endpoint {endpoint} is plain http: set storage_options allow_http=true")
-        kwargs["endpoint_override"] = rest
-        kwargs["scheme"] = scheme
-    return pafs.S3FileSystem(**kwargs)
-
-
-def resolve_filesystem(uri: str, storage_options: dict | None = None, filesystem=None):
-    """The ``(pyarrow.fs.FileSystem, path)`` for a URI, built from pylance-style ``storage_options``.
-
-    ``memory://`` is one process-wide in-memory filesystem (as ``fsspec``'s), for tests and examples.
-
-    Example::
-
-        >>> fs, path = resolve_filesystem("memory://bucket/a.lance")
-        >>> type(fs).__name__, path
-        ('_MockFileSystem', 'bucket/a.lance')
-    """
-    import pyarrow.fs as pafs
-
-    if filesystem is not None:
-        if not isinstance(filesystem, pafs.FileSystem):
-            try:  # an fsspec filesystem
-                filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
-            except Exception as exc:  # noqa: BLE001 - anything not a filesystem
-                raise LanceIOError(f"{uri}: filesystem= must be a pyarrow.fs.FileSystem or an fsspec filesystem, "
-                                   f"not {type(filesystem).__name__}") from exc
-        path = uri.split("://", 1)[1] if is_uri(uri) and not uri.lower().startswith("file://") else uri
-        if uri.lower().startswith("file://"):
-            path = uri[len("file://"):]
-        return filesystem, path
-    options = dict(storage_options or {})
-    scheme = uri.split("://", 1)[0].lower()
-    rest = uri.split("://", 1)[1]
-    if scheme == "memory":
-        if "memory" not in _MEMORY_FS:
-            _MEMORY_FS["memory"] = pafs._MockFileSystem()
-        return _MEMORY_FS["memory"], rest
-    if scheme == "s3":
-        return _s3_filesystem(uri, options), rest
-    if scheme == "file":
-        return pafs.LocalFileSystem(), rest
-    if options:
-        raise LanceIOError(f"{uri}: storage_options are supported for s3:// only; pass filesystem= "
-                           f"(a configured pyarrow.fs or fsspec filesystem) for {scheme}://")
-    try:
-        fs, path = pafs.FileSystem.from_uri(uri)
-    except (OSError, ValueError, pa.ArrowException) as exc:
-        raise LanceIOError(f"{uri}: cannot open a filesystem for this URI: {exc}") from exc
-    return fs, path
-
-
 def open_source(source, *, storage_options: dict | None = None, filesystem=None) -> ByteSource:
     """Turn a path or URI, bytes-like object, seekable file object or ByteSource into a ByteSource.
 
     URIs (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``) and paths given with
-    ``filesystem=`` are read through ``pyarrow.fs`` (:class:`ArrowFsSource`).
+    ``filesystem=`` are read through ``pyarrow.fs`` (:class:`lancefile.objectstore.ArrowFsSource`).
     """
+    from .objectstore import is_uri, resolve_store
+
     if isinstance(source, (str, os.PathLike)) and (filesystem is not None or is_uri(source)):
-        uri = os.fspath(source)
-        fs, path = resolve_filesystem(uri, storage_options, filesystem)
-        return ArrowFsSource(fs, path, name=uri)
+        return resolve_store(os.fspath(source), storage_options, filesystem).open()
     if storage_options:
         raise LanceIOError(f"{source!r}: storage_options apply to object-store URIs (s3://...), not to this source")
     if isinstance(source, (str, os.PathLike)):
@@ -514,3 +400,12 @@ def open_source(source, *, storage_options: dict | None = None, filesystem=None)
     if isinstance(source, pa.Buffer):
         return InMemorySource(source)
     raise UnsupportedTypeError(f"cannot read a Lance file from {type(source).__name__}")
+
+
+def __getattr__(name: str):
+    # moved to lancefile.objectstore; still importable from here
+    if name in ("ArrowFsSource", "resolve_filesystem", "is_uri"):
+        from . import objectstore
+
+        return getattr(objectstore, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ import tempfile
 import uuid
 
 from .errors import InvalidInputError, LanceIOError
-from .io import is_uri, resolve_filesystem
+from .objectstore import ObjectStore, is_uri, resolve_store
 
 __all__ = ["RemoteTarget", "local_path"]
 
@@ -50,9 +50,9 @@ def local_path(path) -> str:
 class RemoteTarget:
     """A destination reached by streaming: a filesystem path or a file object."""
 
-    def __init__(self, name: str, filesystem=None, path: str | None = None, fileobj=None) -> None:
+    def __init__(self, name: str, store: ObjectStore | None = None, fileobj=None) -> None:
         self.name = name
-        self._fs, self._path, self._fileobj = filesystem, path, fileobj
+        self._store, self._fileobj = store, fileobj
         self._dir = tempfile.mkdtemp(prefix="lancefile-upload-")
         self.staging = os.path.join(self._dir, "file.lance")
 
@@ -68,8 +68,7 @@ class RemoteTarget:
             return cls(name, fileobj=dest)
         if isinstance(dest, (str, os.PathLike)) and (filesystem is not None or is_uri(os.fspath(dest))):
             uri = os.fspath(dest)
-            fs, path = resolve_filesystem(uri, storage_options, filesystem)
-            return cls(uri, filesystem=fs, path=path)
+            return cls(uri, store=resolve_store(uri, storage_options, filesystem))
         if storage_options:
             raise InvalidInputError(f"{dest}: storage_options apply to object-store URIs (s3://...)")
         return None
@@ -77,29 +76,32 @@ class RemoteTarget:
     def send(self) -> None:
         """Stream the finished staging file to the destination, then remove the staging directory."""
         try:
-            with open(self.staging, "rb") as src:
-                if self._fileobj is not None:
+            if self._fileobj is not None:
+                with open(self.staging, "rb") as src:
                     shutil.copyfileobj(src, self._fileobj, SEND_CHUNK_BYTES)
-                    return
-                self._upload(src)
+                return
+            # a transient failure uploads the whole file again (to a new temporary key)
+            self._store.call("write", self._upload)
         except (OSError, ValueError) as exc:
+            if isinstance(exc, LanceIOError):
+                raise
             raise LanceIOError(f"cannot write {self.name}: {exc}") from exc
         finally:
             self.discard()
 
-    def _upload(self, src) -> None:
-        parent, _, base = self._path.rpartition("/")
-        if parent:
-            self._fs.create_dir(parent, recursive=True)
+    def _upload(self) -> None:
+        fs, path = self._store.fs, self._store.path
+        parent, _, base = path.rpartition("/")
+        self._store.make_parent()
         tmp = f"{parent}/.{base}.{uuid.uuid4().hex[:12]}.tmp" if parent else f".{base}.{uuid.uuid4().hex[:12]}.tmp"
         try:
-            with self._fs.open_output_stream(tmp) as out:
+            with open(self.staging, "rb") as src, fs.open_output_stream(tmp) as out:
                 while chunk := src.read(SEND_CHUNK_BYTES):
                     out.write(chunk)
-            self._fs.move(tmp, self._path)
+            fs.move(tmp, path)
         except BaseException:
             try:
-                self._fs.delete_file(tmp)
+                fs.delete_file(tmp)
             except (OSError, ValueError):
                 pass
             raise

@@ -1,0 +1,87 @@
+"""Batches decoded ahead of the consumer: ``batch_readahead``.
+
+:func:`readahead` runs a batch generator on a background thread and hands its batches over
+through a queue of at most ``depth`` batches, so reading and decoding the next batches (their
+requests to an object store above all) overlap with whatever the consumer does with the
+current one. ``depth=0`` runs the generator in the caller's thread. The generator is closed,
+and the thread ended, when the consumer stops early; an error in the generator is raised to
+the consumer at the point where the batch would have come.
+
+Example::
+
+    >>> list(readahead(lambda: iter(range(5)), depth=2))
+    [0, 1, 2, 3, 4]
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Callable, Iterable, Iterator, TypeVar
+
+__all__ = ["readahead", "DEFAULT_BATCH_READAHEAD"]
+
+T = TypeVar("T")
+
+# pylance's default for read_all / read_range / take_rows
+DEFAULT_BATCH_READAHEAD = 16
+# how often a blocked producer looks whether the consumer has gone away (seconds)
+_POLL = 0.05
+
+_BATCH, _END, _ERROR = 0, 1, 2
+
+
+def check_readahead(depth) -> int:
+    from .errors import InvalidInputError
+
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise InvalidInputError(f"batch_readahead must be a whole number >= 0, not {depth!r}")
+    return depth
+
+
+def readahead(make: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:
+    """Iterate ``make()`` with up to ``depth`` items produced ahead on a background thread."""
+    if depth <= 0:
+        yield from make()
+        return
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=_POLL)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            gen = iter(make())
+            try:
+                for item in gen:
+                    if not put((_BATCH, item)):
+                        return
+            finally:
+                close = getattr(gen, "close", None)
+                if close is not None:
+                    close()
+            put((_END, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer as it is
+            put((_ERROR, exc))
+
+    thread = threading.Thread(target=produce, name="lancefile-readahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = q.get()
+            if kind == _BATCH:
+                yield value
+            elif kind == _END:
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        thread.join()
