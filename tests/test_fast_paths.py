@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import lancefile
+from lancefile import fieldtasks
 from lancefile import reader as reader_mod
 from lancefile.encodings.v2_0 import dictionary, encoder, spans
 from lancefile.encodings.v2_0 import fixed_size_list as fsl_mod
@@ -105,9 +106,8 @@ def test_scan_batches_are_exact_whatever_the_chunking(mixed_file, batch_size, mo
 @pytest.mark.parametrize("threads", [1, 3])
 def test_parallel_field_decoding_gives_the_same_table(mixed_file, threads, monkeypatch):
     t, path = mixed_file
-    monkeypatch.setattr(reader_mod, "READ_THREADS", threads)
+    monkeypatch.setattr(fieldtasks, "READ_THREADS", threads)
     monkeypatch.setattr(reader_mod, "PARALLEL_MIN_ROWS", 1)
-    monkeypatch.setattr(reader_mod, "_POOL", None)
     assert lancefile.read_table(path).equals(t)
     assert lancefile.LanceFileReader(path).read_range(12_345, 6_789).to_table().equals(t.slice(12_345, 6_789))
 

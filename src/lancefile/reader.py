@@ -19,15 +19,14 @@ Example::
 
 from __future__ import annotations
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from . import fieldtasks
 from .checks import check_decoded
 from .encodings.selection import Selection
 from .encodings.versions import codec_for
@@ -38,7 +37,6 @@ from .io import ByteSource, open_source
 from .predicate import check_filter, to_expression
 from .projection import field_path, kept
 from .projection import resolve as resolve_projection
-from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, readahead
 from .statistics import FileStatistics
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
@@ -53,7 +51,6 @@ READ_CHUNK_BYTES = 16 * 1024 * 1024
 MIN_COLUMN_CHUNK_BYTES = 64 * 1024
 MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # Scan chunks of at least this many rows decode their fields on this many threads.
-READ_THREADS = max(1, min(4, os.cpu_count() or 1))
 PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
 
@@ -97,9 +94,7 @@ class FileMetadata:
 class ReaderResults:
     """The result of a read: iterate it for record batches, or collect it.
 
-    Nothing is read until it is iterated or collected. Iterating it (and ``to_reader()``,
-    ``__arrow_c_stream__``) decodes up to ``batch_readahead`` batches ahead of the consumer on
-    a background thread (:mod:`lancefile.readahead`). It implements the Arrow PyCapsule
+    Nothing is read until it is iterated or collected. It implements the Arrow PyCapsule
     stream protocol (``__arrow_c_stream__``), so ``pa.table(results)``, DuckDB and Polars
     consume it directly.
 
@@ -112,13 +107,12 @@ class ReaderResults:
         [1, 2, 3]
     """
 
-    def __init__(self, make_batches, schema: pa.Schema, batch_readahead: int = 0) -> None:
+    def __init__(self, make_batches, schema: pa.Schema) -> None:
         self._make = make_batches
         self.schema = schema
-        self._readahead = batch_readahead
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return readahead(self._make, self._readahead)
+        return iter(self._make())
 
     def to_batches(self) -> list[pa.RecordBatch]:
         return list(self._make())
@@ -200,7 +194,7 @@ class LanceFileReader:
         self.schema: pa.Schema = self._projected_schema()
         # Fields are decoded on several threads if the source can take that and there are
         # few of them: many small fields are Python-bound, and threads only contend for the GIL.
-        self._parallel = (READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
+        self._parallel = (fieldtasks.READ_THREADS > 1 and bool(getattr(self._source, "thread_safe", False))
                           and len(self._projection) <= PARALLEL_MAX_FIELDS)
         self._tasks = len(self._projection)  # tasks a parallel read splits into (leaves, once readers exist)
         if self.schema.equals(self._storage_schema, check_metadata=True):
@@ -364,8 +358,30 @@ class LanceFileReader:
         return max(floor, data / rows), floor, target
 
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
+        return self._start_read(sel, cache)()
+
+    def _start_read(self, sel: Selection, cache: dict):
+        """Start reading ``sel``; the returned function finishes it and gives the batch.
+
+        Large row ranges are decoded on the read pool (:mod:`lancefile.fieldtasks`), started
+        here; other reads happen when the function is called. ``.tasks`` is the pool's work
+        (None when there is none), for a caller that must wait for it without the result.
+        """
         self._check_open()  # results are lazy: they may be iterated after close()
         readers = self._field_readers
+        tasks = None
+        if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
+                and self._tasks > 1 and fieldtasks.READ_THREADS > 1):
+            tasks = fieldtasks.submit_fields(readers, sel, cache)
+
+        def finish() -> pa.RecordBatch:
+            return self._finish_read(sel, cache, readers, tasks)
+
+        finish.tasks = tasks
+        return finish
+
+    def _finish_read(self, sel: Selection, cache: dict, readers, tasks) -> pa.RecordBatch:
+        self._check_open()
         if not readers:  # an empty projection still has a row count
             empty = pa.Array.from_buffers(pa.struct([]), sel.count, [None], children=[])
             return pa.RecordBatch.from_struct_array(empty).replace_schema_metadata(self.schema.metadata)
@@ -373,8 +389,8 @@ class LanceFileReader:
         # a bug in lancefile and is left as it is (never relabelled as a corrupt file).
         i = None
         try:
-            if sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel and self._tasks > 1:
-                arrays = _read_parallel(readers, sel, cache)
+            if tasks is not None:
+                arrays = tasks.result()
             else:
                 arrays = []
                 for i, r in enumerate(readers):
@@ -416,19 +432,32 @@ class LanceFileReader:
         # the first chunk is a quarter size: it measures the decoded size of a row, unless
         # every projected type is fixed-width (the size is then known exactly)
         first = not all(_is_fixed_width(f.type) for f in self._storage_schema)
+        # from the second chunk on, the next chunk is started before this one is waited for
+        # (2.1+ fields, whose tasks may share pages across chunks: see encodings.columns)
+        overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
         pos = start
-        while pos < stop:
-            chunk = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
-            end = min(stop, pos + chunk)
-            batch = self._read_selection(Selection.of_range(pos, end), cache)
-            if len(batch):
-                row_bytes = max(floor, batch.nbytes / len(batch))
-            first = False
-            n = len(batch)
-            for off in range(0, n, batch_size):
-                yield batch.slice(off, batch_size)
-            batch = None  # only the caller's slices keep this chunk alive while the next is read
-            pos = end  # pages still in use stay cached; passed pages are evicted by the readers
+        pending = None  # the chunk started ahead
+        try:
+            while pos < stop or pending is not None:
+                if pending is None:
+                    end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target // 4 if first else target))
+                    pending, pos = self._start_read(Selection.of_range(pos, end), cache), end
+                current, pending = pending, None
+                if overlap and not first and pos < stop:
+                    end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target))
+                    pending, pos = self._start_read(Selection.of_range(pos, end), cache), end
+                batch = current()
+                current = None
+                if len(batch):
+                    row_bytes = max(floor, batch.nbytes / len(batch))
+                first = False
+                n = len(batch)
+                for off in range(0, n, batch_size):
+                    yield batch.slice(off, batch_size)
+                batch = None  # only the caller's slices keep this chunk alive while the next is read
+        finally:
+            if pending is not None and pending.tasks is not None:
+                pending.tasks.wait()  # an abandoned scan: let the chunk started ahead finish
 
     def _check_batch_size(self, batch_size: int) -> int:
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
@@ -478,43 +507,36 @@ class LanceFileReader:
                 if len(picked):
                     yield batch.take(picked)
 
-    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, batch_readahead: int = DEFAULT_BATCH_READAHEAD,
-                 filter=None) -> ReaderResults:
+    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, filter=None) -> ReaderResults:
         """Read every row (of the projected columns), or those matching ``filter``.
 
         ``filter``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF list of
         ``(column, op, value)`` tuples; it may name columns that are not projected. Zones
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
-        ``batch_readahead``: batches decoded ahead while the results are iterated (0: none).
         """
         self._check_open()
         bs = self._check_batch_size(batch_size)
-        ahead = check_readahead(batch_readahead)
         expr = to_expression(filter)
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
-            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema, ahead)
-        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema, ahead)
+            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema)
+        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema)
 
-    def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                   batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
+    def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
         """Read rows ``[start, start + num_rows)``."""
         self._check_open()
         bs = self._check_batch_size(batch_size)
-        ahead = check_readahead(batch_readahead)
         start, num_rows = int(start), int(num_rows)
         if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
             raise InvalidInputError(
                 f"{self.path}: range [{start}, {start + num_rows}) is outside the file's {self._num_rows} rows"
             )
-        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema, ahead)
+        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema)
 
-    def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                  batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
+    def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
         """Read the rows at ``indices`` (any order, duplicates allowed), in that order."""
         self._check_open()
         bs = self._check_batch_size(batch_size)
-        ahead = check_readahead(batch_readahead)
         idx = np.asarray(indices if not isinstance(indices, (pa.Array, pa.ChunkedArray)) else indices.to_numpy())
         if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
             raise InvalidInputError("take_rows indices must be a one-dimensional sequence of integers")
@@ -551,7 +573,7 @@ class LanceFileReader:
                     yield batch if n <= bs else batch.slice(o, bs)
                 batch = None
 
-        return ReaderResults(batches, self.schema, ahead)
+        return ReaderResults(batches, self.schema)
 
     def size_bytes(self) -> int:
         """The file's size in bytes."""
@@ -577,54 +599,6 @@ class LanceFileReader:
 
 
 _ROW_COLUMN = "__lancefile_row"
-
-
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _forget_pool() -> None:
-    """In a forked child the parent's worker threads do not exist: start a new pool there."""
-    global _POOL, _POOL_LOCK
-    _POOL, _POOL_LOCK = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _read_parallel(readers, sel: Selection, cache: dict) -> list[pa.Array]:
-    """Decode the fields of a scan chunk on READ_THREADS threads.
-
-    A field reader that can (2.1+: one task a leaf column, ``parts``/``assemble``) is split
-    into tasks, so the leaves of one wide struct or list also share the cores; others are
-    one task each. Reads, numpy, numba kernels and Arrow release the GIL, so the tasks' I/O
-    and decoding overlap. Tasks own disjoint columns: they never share a page-cache entry.
-    """
-    global _POOL
-    if READ_THREADS <= 1:
-        return [r.read(sel, cache) for r in readers]
-    if _POOL is None:
-        with _POOL_LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="lancefile-read")
-    tasks: list[tuple[int, object]] = []
-    split = [hasattr(r, "parts") for r in readers]
-    for i, r in enumerate(readers):
-        if split[i]:
-            tasks.extend((i, part) for part in r.parts(sel, cache))
-        else:
-            tasks.append((i, lambda r=r: r.read(sel, cache)))
-    futures = [_POOL.submit(task) for _, task in tasks]
-    try:
-        results = [f.result() for f in futures]
-    finally:
-        wait(futures)  # never leave work running on the page cache after an error
-    out = []
-    for i, r in enumerate(readers):
-        mine = [res for (j, _), res in zip(tasks, results) if j == i]
-        out.append(r.assemble(sel, mine) if split[i] else mine[0])
-    return out
 
 
 def _is_fixed_width(t: pa.DataType) -> bool:

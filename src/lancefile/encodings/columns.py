@@ -48,11 +48,16 @@ class ColumnPages:
         return got
 
     def _evict_before(self, first: int, cache: dict) -> None:
-        """Forget pages a forward scan has passed (their dictionaries, decompressed buffers)."""
+        """Forget pages a forward scan has passed (their dictionaries, decompressed buffers).
+
+        A scan decodes the next chunk while the current one finishes, so two threads may use
+        one column's pages at once: the keys are copied at once (``list`` of a dict holds the
+        GIL throughout), and a page forgotten under a thread that still reads it is only
+        fetched again by it (``page`` makes a new entry), never read half-removed."""
         pages = cache.get(self.index)
-        if pages and min(pages) < first:
-            for i in [i for i in pages if i < first]:
-                del pages[i]
+        if pages and min(list(pages)) < first:
+            for i in [i for i in list(pages) if i < first]:
+                pages.pop(i, None)
 
     def where(self, i: int) -> str:
         label = f" ({self.label})" if self.label else ""

@@ -9,13 +9,14 @@ integer arrays and bytes-like buffers into the 1-D little-endian unsigned words 
 from __future__ import annotations
 
 import functools
-import os
 import threading
 import warnings
+from concurrent.futures import wait
 
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
+from ...threadpools import shared_pool
 
 __all__ = ["bit_width"]
 
@@ -65,42 +66,21 @@ class _Kernel:
         return self._compiled
 
 
-_POOL = None
-
-
 def run_parallel(fn, items) -> list:
     """``[fn(x) for x in items]``, the items after the first on a small thread pool.
 
     For compiled kernels, which release the GIL: two halves of a large decode then use
     both cores. Exceptions propagate; every item has finished when this returns.
     """
-    global _POOL
     items = list(items)
     if len(items) <= 1:
         return [fn(x) for x in items]
-    if _POOL is None:
-        with _COMPILE_LOCK:
-            if _POOL is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lancefile-kernel")
-    futures = [_POOL.submit(fn, x) for x in items[1:]]
+    futures = [shared_pool("kernel", 2).submit(fn, x) for x in items[1:]]
     try:
         first = fn(items[0])
     finally:
-        from concurrent.futures import wait
-
         wait(futures)
     return [first] + [f.result() for f in futures]
-
-
-def _forget_pool() -> None:  # a forked child has no worker threads: start a new pool there
-    global _POOL
-    _POOL = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _helper(fn):

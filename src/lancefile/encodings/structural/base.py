@@ -109,17 +109,25 @@ def select_part(rep, defs, values: pa.Array, spans: EntrySpans, leaf: Leaf, num_
             return PagePart(None, None if defs is None else defs[a:b], values.slice(a, b - a), num_rows)
         idx = spans.indices()
         return PagePart(None, None if defs is None else defs[idx], values.take(pa.array(idx)), num_rows)
+    if spans.contiguous:
+        # values before the span and in it: counts of visible entries, no running sum
+        a = int(spans.starts[0]) if len(spans.starts) else 0
+        b = a + int(spans.lengths.sum())
+        if defs is None:
+            n_visible, va, vb = n_entries, a, b
+        else:
+            top = leaf.max_visible
+            before, inside = np.count_nonzero(defs[:a] <= top), np.count_nonzero(defs[a:b] <= top)
+            n_visible = before + inside + np.count_nonzero(defs[b:] <= top)
+            va, vb = before, before + inside
+        if n_visible != len(values):
+            raise CorruptFileError(f"{where}: {len(values)} values for {n_visible} visible level entries")
+        return PagePart(rep[a:b], None if defs is None else defs[a:b], values.slice(va, vb - va), num_rows)
     visible = defs <= leaf.max_visible if defs is not None else np.ones(n_entries, dtype=bool)
     n_visible = int(visible.sum())
     if n_visible != len(values):
         raise CorruptFileError(f"{where}: {len(values)} values for {n_visible} visible level entries")
     value_pos = np.cumsum(visible) - 1
-    if spans.contiguous:
-        a = int(spans.starts[0]) if len(spans.starts) else 0
-        b = a + int(spans.lengths.sum())
-        va = int(value_pos[a - 1]) + 1 if a else 0
-        vb = int(value_pos[b - 1]) + 1 if b else 0
-        return PagePart(rep[a:b], None if defs is None else defs[a:b], values.slice(va, vb - va), num_rows)
     idx = spans.indices()
     vis = visible[idx]
     return PagePart(rep[idx], None if defs is None else defs[idx],

@@ -411,6 +411,18 @@ class MiniBlockPage(PageLayoutBase):
             starts = sel.indices - first_row[where] + entry_base[where]
             return EntrySpans(starts, np.ones(len(starts), np.int64))
         max_rep = self.leaf.max_rep
+        one_run = chunk_ids[-1] - chunk_ids[0] + 1 == len(chunk_ids)
+        if one_run and sel.is_range:
+            # where the first row starts and the last ends: one compiled pass, no index of rows
+            rows_before = 0 if completed is None else int(completed[: chunk_ids[0]].sum())
+            wanted = np.unique(np.array([sel.start, sel.stop - 1], np.int64))
+            try:
+                starts, lengths = kernels.row_spans(rep, max_rep, np.array([len(rep)], np.int64),
+                                                    np.array([rows_before], np.int64), np.ones(1, bool), wanted)
+            except ValueError:
+                raise CorruptFileError(f"{self.where}: the repetition index does not match the page's rows") from None
+            a = int(starts[0])
+            return EntrySpans(np.array([a], np.int64), np.array([int(starts[-1] + lengths[-1]) - a], np.int64))
         row_start = np.flatnonzero(rep == max_rep)
         total = len(rep)
         # global row number of the first row start: rows ended before the first chunk, plus
@@ -419,7 +431,6 @@ class MiniBlockPage(PageLayoutBase):
             first_id = 0
         else:
             first_id = int(completed[: chunk_ids[0]].sum()) + int(bool(entries[0]) and rep[0] != max_rep)
-        one_run = chunk_ids[-1] - chunk_ids[0] + 1 == len(chunk_ids)
         if one_run:
             # rows are numbered consecutively from first_id; a row ends where the next starts
             wanted = np.array([sel.start, sel.stop - 1]) if sel.is_range else sel.indices

@@ -1,0 +1,73 @@
+"""Decoding the fields of a scan chunk on the shared read pool.
+
+A scan reads its rows in chunks (:meth:`lancefile.LanceFileReader.read_all`). Each chunk's
+fields are decoded as tasks on ``READ_THREADS`` threads: a field reader that can be split
+(2.1+: one task per leaf column, ``parts`` / ``assemble``) gives several tasks, so the leaves
+of one wide struct or list share the cores too; other readers are one task each. Reads, numpy,
+numba kernels and Arrow release the GIL, so the tasks' I/O and decoding overlap.
+
+:func:`submit_fields` only starts the tasks: a scan starts the next chunk before it waits for
+the current one, so a chunk's slowest leaf never leaves a core idle.
+
+Example::
+
+    >>> import pyarrow as pa, lancefile, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.lance")
+    >>> lancefile.write_table(pa.table({"a": list(range(10)), "b": ["x"] * 10}), path)
+    >>> from lancefile.encodings.selection import Selection
+    >>> reader = lancefile.LanceFileReader(path)
+    >>> tasks = submit_fields(reader._field_readers, Selection.of_range(2, 5), {})
+    >>> [a.to_pylist() for a in tasks.result()]
+    [[2, 3, 4], ['x', 'x', 'x']]
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import wait
+
+import pyarrow as pa
+
+from .encodings.selection import Selection
+from .threadpools import shared_pool
+
+__all__ = ["READ_THREADS", "FieldTasks", "submit_fields"]
+
+READ_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+class FieldTasks:
+    """The decoding tasks of one chunk: :meth:`result` waits for them and gives the arrays."""
+
+    def __init__(self, readers, sel: Selection, cache: dict) -> None:
+        self._readers = readers
+        self._split = [hasattr(r, "parts") for r in readers]
+        self._tasks: list[tuple[int, object]] = []
+        for i, r in enumerate(readers):
+            if self._split[i]:
+                self._tasks.extend((i, part) for part in r.parts(sel, cache))
+            else:
+                self._tasks.append((i, lambda r=r: r.read(sel, cache)))
+        self._sel = sel
+        pool = shared_pool("read", READ_THREADS)
+        self._futures = [pool.submit(task) for _, task in self._tasks]
+
+    def wait(self) -> None:
+        """Return once no task runs any more (they share the scan's page cache)."""
+        wait(self._futures)
+
+    def result(self) -> list[pa.Array]:
+        try:
+            results = [f.result() for f in self._futures]
+        finally:
+            self.wait()  # never leave work running on the page cache after an error
+        out = []
+        for i, r in enumerate(self._readers):
+            mine = [res for (j, _), res in zip(self._tasks, results) if j == i]
+            out.append(r.assemble(self._sel, mine) if self._split[i] else mine[0])
+        return out
+
+
+def submit_fields(readers, sel: Selection, cache: dict) -> FieldTasks:
+    """Start decoding ``readers``' fields for ``sel`` on the shared read pool."""
+    return FieldTasks(readers, sel, cache)
