@@ -37,6 +37,7 @@ from .io import ByteSource, open_source
 from .predicate import check_filter, to_expression
 from .projection import field_path, kept
 from .projection import resolve as resolve_projection
+from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, readahead
 from .statistics import FileStatistics
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
@@ -94,7 +95,9 @@ class FileMetadata:
 class ReaderResults:
     """The result of a read: iterate it for record batches, or collect it.
 
-    Nothing is read until it is iterated or collected. It implements the Arrow PyCapsule
+    Nothing is read until it is iterated or collected. Iterating it (and ``to_reader()``,
+    ``__arrow_c_stream__``) decodes up to ``batch_readahead`` batches ahead of the consumer on
+    a background thread (:mod:`lancefile.readahead`). It implements the Arrow PyCapsule
     stream protocol (``__arrow_c_stream__``), so ``pa.table(results)``, DuckDB and Polars
     consume it directly.
 
@@ -107,12 +110,13 @@ class ReaderResults:
         [1, 2, 3]
     """
 
-    def __init__(self, make_batches, schema: pa.Schema) -> None:
+    def __init__(self, make_batches, schema: pa.Schema, batch_readahead: int = 0) -> None:
         self._make = make_batches
         self.schema = schema
+        self._readahead = batch_readahead
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return iter(self._make())
+        return readahead(self._make, self._readahead)
 
     def to_batches(self) -> list[pa.RecordBatch]:
         return list(self._make())
@@ -507,36 +511,43 @@ class LanceFileReader:
                 if len(picked):
                     yield batch.take(picked)
 
-    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, filter=None) -> ReaderResults:
+    def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, batch_readahead: int = DEFAULT_BATCH_READAHEAD,
+                 filter=None) -> ReaderResults:
         """Read every row (of the projected columns), or those matching ``filter``.
 
         ``filter``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF list of
         ``(column, op, value)`` tuples; it may name columns that are not projected. Zones
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
+        ``batch_readahead``: batches decoded ahead while the results are iterated (0: none).
         """
         self._check_open()
         bs = self._check_batch_size(batch_size)
+        ahead = check_readahead(batch_readahead)
         expr = to_expression(filter)
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
-            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema)
-        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema)
+            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema, ahead)
+        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema, ahead)
 
-    def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
+    def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                   batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
         """Read rows ``[start, start + num_rows)``."""
         self._check_open()
         bs = self._check_batch_size(batch_size)
+        ahead = check_readahead(batch_readahead)
         start, num_rows = int(start), int(num_rows)
         if start < 0 or num_rows < 0 or start + num_rows > self._num_rows:
             raise InvalidInputError(
                 f"{self.path}: range [{start}, {start + num_rows}) is outside the file's {self._num_rows} rows"
             )
-        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema)
+        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema, ahead)
 
-    def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE) -> ReaderResults:
+    def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                  batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
         """Read the rows at ``indices`` (any order, duplicates allowed), in that order."""
         self._check_open()
         bs = self._check_batch_size(batch_size)
+        ahead = check_readahead(batch_readahead)
         idx = np.asarray(indices if not isinstance(indices, (pa.Array, pa.ChunkedArray)) else indices.to_numpy())
         if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
             raise InvalidInputError("take_rows indices must be a one-dimensional sequence of integers")
@@ -573,7 +584,7 @@ class LanceFileReader:
                     yield batch if n <= bs else batch.slice(o, bs)
                 batch = None
 
-        return ReaderResults(batches, self.schema)
+        return ReaderResults(batches, self.schema, ahead)
 
     def size_bytes(self) -> int:
         """The file's size in bytes."""
