@@ -37,6 +37,7 @@ from ..format.schema import LanceSchema
 from ..predicate import check_filter, to_expression
 from .fragment import LanceFragment, Projection, _parents, _top_of, check_positions, record_batch
 from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
+from .storage import dataset_root, is_remote, join, list_names, name, refuse_remote_write
 
 __all__ = ["LanceDataset", "dataset", "dataset_root"]
 
@@ -46,26 +47,21 @@ _FRAGMENT_POOL: ThreadPoolExecutor | None = None  # separate from the file reade
 _POOL_LOCK = threading.Lock()
 
 
-def dataset_root(uri, storage_options: dict | None = None) -> str:
-    """The local directory of dataset ``uri`` (a path or ``file://`` URI)."""
-    if storage_options:
-        raise InvalidInputError("storage_options are for object stores; lancefile datasets are local paths for now")
-    path = os.fspath(uri)
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-    elif path.startswith("file:"):  # file:/abs/path, as pylance accepts
-        path = path[len("file:"):]
-    elif "://" in path:
-        raise InvalidInputError(f"{path}: lancefile reads and writes datasets on local or mounted paths only "
-                                f"(no {path.split('://')[0]}:// support yet)")
-    return os.path.abspath(os.path.expanduser(path))
-
-
 def dataset(uri, *, version: int | None = None, storage_options: dict | None = None) -> "LanceDataset":
     """Open a Lance dataset at its latest version, or at ``version``.
 
+    ``uri`` is a local path or an ``s3://``, ``gs://``, ``az://``, ``memory://`` URI, with
+    ``storage_options`` in pylance's keys for object stores (see :mod:`lancefile.objectstore`).
     Raises :class:`LanceIOError` when ``uri`` holds no dataset, and :class:`InvalidInputError`
     when the version does not exist.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile
+        >>> uri = tempfile.mkdtemp()
+        >>> _ = lancefile.write_dataset(pa.table({"id": [1, 2]}), uri)
+        >>> lancefile.dataset(uri).to_table().column("id").to_pylist()
+        [1, 2]
     """
     root = dataset_root(uri, storage_options)
     return LanceDataset._open(root, version)
@@ -77,8 +73,8 @@ class LanceDataset:
     Methods read only the files the asked-for columns live in; deleted rows never appear.
     """
 
-    def __init__(self, root: str, loaded: LoadedManifest, latest: int) -> None:
-        self._root = root
+    def __init__(self, root, loaded: LoadedManifest, latest: int) -> None:
+        self._root = root  # a local path, or an ObjectStore (lancefile.datasets.storage)
         self._loaded = loaded
         m = loaded.manifest
         self._manifest = m
@@ -105,9 +101,13 @@ class LanceDataset:
             raise CorruptFileError(f"{loaded.path}: two fragments have the same id")
 
     @classmethod
-    def _open(cls, root: str, version: int | None) -> "LanceDataset":
+    def _open(cls, root, version: int | None) -> "LanceDataset":
         manifests = list_manifests(root)
         if not manifests:
+            if is_remote(root):
+                if list_names(join(root, "_versions")) is None and list_names(root) is None:
+                    raise LanceIOError(f"{root.uri}: no such dataset (nothing at this URI)")
+                raise LanceIOError(f"{root.uri}: not a Lance dataset (no manifests in {root.uri}/_versions)")
             if not os.path.exists(root):
                 raise LanceIOError(f"{root}: no such dataset (the path does not exist)")
             if not os.path.isdir(root):
@@ -122,7 +122,7 @@ class LanceDataset:
                 raise InvalidInputError(f"version must be an integer, not {version!r}")
             chosen = next((m for m in manifests if m.version == version), None)
             if chosen is None:
-                raise InvalidInputError(f"{root}: dataset has no version {version} "
+                raise InvalidInputError(f"{name(root)}: dataset has no version {version} "
                                         f"(versions: {', '.join(str(m.version) for m in manifests)})")
         loaded = read_manifest(chosen.path)
         if loaded.manifest.version != chosen.version:
@@ -134,7 +134,7 @@ class LanceDataset:
     # -- versions -----------------------------------------------------------------------------
     @property
     def uri(self) -> str:
-        return self._root
+        return name(self._root)
 
     @property
     def version(self) -> int:
@@ -199,7 +199,7 @@ class LanceDataset:
         expr = to_expression(filter)
         if expr is None:
             return projection, projection, None
-        fields = check_filter(expr, self.schema, self._root)
+        fields = check_filter(expr, self.schema, self.uri)
         needed = self.schema.names if fields is None else sorted({p[0] for p in fields})
         have = {f.name for f, keep in projection.fields if keep is None}
         extra = [n for n in needed if n not in have]
@@ -256,7 +256,7 @@ class LanceDataset:
         projection = Projection(self._lance_schema, self.schema, columns)
         live = np.array([f.count_rows() for f in self._fragments], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(live)])
-        idx = check_positions(indices, int(starts[-1]), f"{self._root} take")
+        idx = check_positions(indices, int(starts[-1]), f"{self.uri} take")
         if not len(idx):
             return projection.schema.empty_table()
         which = np.searchsorted(starts, idx, side="right") - 1
@@ -288,6 +288,7 @@ class LanceDataset:
         """
         from .delete import delete_rows
 
+        refuse_remote_write(self._root, "delete rows of the dataset")
         return LanceDataset._open(self._root, delete_rows(self, filter))
 
     def cleanup_orphans(self, *, older_than_seconds: float = 3600.0, dry_run: bool = False) -> list[str]:
@@ -305,6 +306,7 @@ class LanceDataset:
         from .deletion import DELETIONS_DIR, deletion_file_path
         from .manifest import VERSIONS_DIR, parse_manifest_name
 
+        refuse_remote_write(self._root, "remove files of the dataset")
         keep: set[str] = set()
         for m in list_manifests(self._root):
             loaded = read_manifest(m.path)
@@ -337,7 +339,7 @@ class LanceDataset:
         return removed
 
     def __repr__(self) -> str:
-        return (f"LanceDataset({self._root!r}, version={self.version}, fragments={len(self._fragments)}, "
+        return (f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")
 
 

@@ -36,26 +36,30 @@ _SCHEMA = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
 _ARROW, _BITMAP = table_pb2.DeletionFile.ARROW_ARRAY, table_pb2.DeletionFile.BITMAP
 
 
-def deletion_file_path(root: str, fragment_id: int, info: table_pb2.DeletionFile) -> str:
-    """Where a fragment's deletion file lives (the name is rebuilt, never stored)."""
+def deletion_file_path(root, fragment_id: int, info: table_pb2.DeletionFile):
+    """Where a fragment's deletion file lives (the name is rebuilt, never stored): a path, or an
+    object for a dataset on an object store."""
+    from .storage import join
+
     suffix = "arrow" if info.file_type == _ARROW else "bin"
-    return os.path.join(root, DELETIONS_DIR, f"{fragment_id}-{info.read_version}-{info.id}.{suffix}")
+    return join(root, DELETIONS_DIR, f"{fragment_id}-{info.read_version}-{info.id}.{suffix}")
 
 
-def read_deletion_vector(root: str, fragment_id: int, info: table_pb2.DeletionFile,
+def read_deletion_vector(root, fragment_id: int, info: table_pb2.DeletionFile,
                          physical_rows: int) -> np.ndarray:
     """The sorted, unique deleted offsets (uint32) of one fragment.
 
     Raises :class:`CorruptFileError` naming the file when it does not parse, holds an offset
     outside the fragment, or disagrees with the manifest's ``num_deleted_rows``.
     """
-    path = deletion_file_path(root, fragment_id, info)
+    from .storage import name, read_small
+
+    loc = deletion_file_path(root, fragment_id, info)
+    path = name(loc)
     if info.file_type not in (_ARROW, _BITMAP):
         raise CorruptFileError(f"{path}: unknown deletion file type {info.file_type}")
-    from .manifest import read_regular_file
-
     # a deletion file holds at most one u32 (or a bitmap's bit) per row; allow generous framing
-    data = read_regular_file(path, f"deletion file of fragment {fragment_id}", 64 * 1024 + 8 * physical_rows)
+    data = read_small(loc, f"deletion file of fragment {fragment_id}", 64 * 1024 + 8 * physical_rows)
     offsets = _parse_arrow(data, path) if info.file_type == _ARROW else _parse_bitmap(data, path)
     offsets = np.unique(offsets)
     if len(offsets) and int(offsets[-1]) >= physical_rows:

@@ -19,6 +19,7 @@ from .._proto import table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError
 from ..format.schema import LanceField, LanceSchema
 from ..reader import LanceFileReader
+from . import storage
 from .deletion import read_deletion_vector
 
 __all__ = ["LanceFragment", "DATA_DIR", "Projection", "check_positions", "record_batch"]
@@ -163,7 +164,7 @@ class LanceFragment:
     # -- metadata -------------------------------------------------------------------------------
     def data_files(self) -> list[str]:
         """Paths of the fragment's data files."""
-        return [os.path.join(self._dataset._root, DATA_DIR, f.path) for f in self.metadata.files]
+        return [storage.name(storage.join(self._dataset._root, DATA_DIR, f.path)) for f in self.metadata.files]
 
     @property
     def num_deletions(self) -> int:
@@ -196,16 +197,17 @@ class LanceFragment:
         return self._files
 
     def _open(self, df: table_pb2.DataFile) -> _FileHandle:
-        data_dir = os.path.join(self._dataset._root, DATA_DIR)
-        path = os.path.normpath(os.path.join(data_dir, df.path))
-        if (not df.path or os.path.isabs(df.path) or "\0" in df.path
-                or os.path.commonpath([path, data_dir]) != os.path.normpath(data_dir)):
+        root = self._dataset._root
+        loc = storage.inside(root, DATA_DIR, df.path)
+        if loc is None:
             raise CorruptFileError(f"{self._dataset._loaded.path}: fragment {self.fragment_id} names data file "
-                                   f"{df.path!r}, which is not inside {data_dir}")
+                                   f"{df.path!r}, which is not inside {storage.name(storage.join(root, DATA_DIR))}")
+        path = storage.name(loc)
         try:
-            reader = LanceFileReader(path)
+            reader = LanceFileReader(storage.source(loc))
         except LanceIOError as exc:
-            if not os.path.exists(path):
+            if storage.is_remote(loc) and "no such object" in str(exc) or \
+                    not storage.is_remote(loc) and not os.path.exists(path):
                 raise LanceIOError(f"{path}: data file of fragment {self.fragment_id} does not exist") from None
             raise exc
         where = f"{path} (fragment {self.fragment_id})"

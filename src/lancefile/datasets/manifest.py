@@ -97,30 +97,27 @@ class ManifestFile:
     """One version's manifest as found in ``_versions/``."""
 
     version: int
-    path: str
+    path: "str | ObjectStore"  # a local path or an object (lancefile.datasets.storage)
     scheme: str
 
 
-def list_manifests(root: str) -> list[ManifestFile]:
+def list_manifests(root) -> list[ManifestFile]:
     """Every version's manifest in ``root``, oldest first.
 
     Raises :class:`CorruptFileError` when both naming schemes are present (the reference
     refuses such a directory too) and :class:`LanceIOError` when ``_versions`` cannot be listed.
     """
-    directory = os.path.join(root, VERSIONS_DIR)
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise LanceIOError(f"cannot list {directory}: {exc.strerror}") from exc
+    from . import storage
+
+    directory = storage.join(root, VERSIONS_DIR)
+    names = storage.list_names(directory) or []
     found = []
     for name in names:
         parsed = parse_manifest_name(name)
         if parsed is not None:
-            found.append(ManifestFile(parsed[0], os.path.join(directory, name), parsed[1]))
+            found.append(ManifestFile(parsed[0], storage.join(directory, name), parsed[1]))
     if len({m.scheme for m in found}) > 1:
-        raise CorruptFileError(f"{directory}: holds manifests named by both the V1 and the V2 scheme")
+        raise CorruptFileError(f"{storage.name(directory)}: holds manifests named by both the V1 and the V2 scheme")
     found.sort(key=lambda m: m.version)
     return found
 
@@ -134,16 +131,18 @@ class LoadedManifest:
     size: int
     index_section: bytes | None  # the index section's bytes (length prefix excluded), if any
 
-    def transaction(self, root: str) -> table_pb2.Transaction | None:
+    def transaction(self, root) -> table_pb2.Transaction | None:
         """The transaction that made this version: inline, else from ``_transactions/``; None if neither."""
         m = self.manifest
         if self._inline is not None:
             return self._inline
         if m.transaction_file:
-            path = os.path.join(root, "_transactions", os.path.basename(m.transaction_file))
+            from . import storage
+
+            loc = storage.join(root, "_transactions", os.path.basename(m.transaction_file))
             try:
-                return _decode(table_pb2.Transaction, read_regular_file(path, "transaction", MAX_MANIFEST_BYTES),
-                               path, "transaction")
+                return _decode(table_pb2.Transaction, storage.read_small(loc, "transaction", MAX_MANIFEST_BYTES),
+                               storage.name(loc), "transaction")
             except LanceIOError:
                 return None
         return None
@@ -191,14 +190,17 @@ def _decode(cls, data: bytes, path: str, what: str):
     return msg
 
 
-def read_manifest(path: str) -> LoadedManifest:
+def read_manifest(loc) -> LoadedManifest:
     """Read and check one manifest file.
 
     Every offset and length is checked against the file before use; a file that is not a
     manifest raises :class:`NotALanceFileError`, a damaged one :class:`CorruptFileError`,
     both naming ``path``.
     """
-    data = read_regular_file(path, "manifest", MAX_MANIFEST_BYTES)
+    from . import storage
+
+    data = storage.read_small(loc, "manifest", MAX_MANIFEST_BYTES)
+    path = storage.name(loc)
     if len(data) < TRAILER.size:
         raise NotALanceFileError(f"{path}: {len(data)} bytes is too short for a manifest")
     offset, _major, _minor, magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)

@@ -36,7 +36,8 @@ from ..errors import CommitConflictError, InvalidInputError, LanceIOError, Schem
 from ..format.schema import LanceSchema
 from ..format.version import resolve_version
 from ..writer import LanceFileWriter
-from .core import LanceDataset, dataset_root
+from .core import LanceDataset
+from .storage import dataset_root, refuse_remote_write
 from .fragment import DATA_DIR
 from .manifest import (FLAG_DELETION_FILES, FLAG_MIXED_FILE_VERSIONS, FLAG_TABLE_CONFIG, LoadedManifest,
                        check_reader_flags, check_writer_flags, commit_manifest_file, encode_manifest,
@@ -98,6 +99,7 @@ def plan_write(uri, schema: pa.Schema, *, mode: str = "create", max_rows_per_fil
     if not isinstance(schema, pa.Schema):
         raise InvalidInputError(f"schema must be a pyarrow Schema, not {type(schema).__name__}")
     root = dataset_root(uri, storage_options)
+    refuse_remote_write(root)
     if os.path.exists(root) and not os.path.isdir(root):
         raise LanceIOError(f"cannot write a dataset at {root}: a file is in the way")
     base, scheme = _latest(root)
