@@ -97,12 +97,12 @@ class LeafColumn:
 
     def read(self, sel: Selection, cache: dict) -> PagePart:
         pieces = list(self.pages.split(sel, cache))
-        if not sel.is_range and len(pieces) > 1:
+        if len(pieces) > 1:
             return self._take(pieces, sel, cache)
         return self._read_pages(pieces, sel.count, cache)
 
     def _take(self, pieces, sel: Selection, cache: dict) -> PagePart:
-        """A take over several pages: neighbouring mini-block pages that differ only in their
+        """A read over several pages: neighbouring mini-block pages that differ only in their
         counts are decoded together (MiniBlockPage.take_pages), the others one by one."""
         starts = self.pages.starts
         groups: list[list] = []

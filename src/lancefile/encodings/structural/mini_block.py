@@ -205,12 +205,14 @@ class MiniBlockPage(PageLayoutBase):
     def take_pages(items: list) -> PagePart:
         """Rows of several pages with one encoding (``batch_key``), decoded in one pass.
 
-        ``items``: ``(decoder, page, page-local sorted unique rows, first row of the page in the
-        read)``. The chunks every page needs are fetched in one batch of requests and decoded
-        together, so a take that touches 20 pages pays one page's Python, not 20.
+        ``items``: ``(decoder, page, page-local selection, first row of the page in the
+        read)``: sorted unique rows (a take) or row ranges (a scan over consecutive pages).
+        The chunks every page needs are fetched in one batch of requests and decoded
+        together, so a read that touches 20 pages pays one page's Python, not 20.
         """
         dec0, page0 = items[0][0], items[0][1]
         leaf = dec0.leaf
+        is_range = items[0][2].is_range
         at_all, sizes_all, counts_all, first_rows, breaks, wanted = [], [], [], [], [], []
         for dec, page, local, row0 in items:
             offsets, sizes, counts, completed, _ = dec.chunks(page)
@@ -223,7 +225,9 @@ class MiniBlockPage(PageLayoutBase):
             first_rows.append(row0 + (np.cumsum(ended) - ended)[ids])
             sizes_all.append(sizes[ids])
             counts_all.append(counts[ids])
-            wanted.append(local.indices + row0)
+            # a range: its first and last rows (where the page's entries start and end)
+            rows = np.unique(np.array([local.start, local.stop - 1], np.int64)) if is_range else local.indices
+            wanted.append(rows + row0)
         # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
         data, base = read_spans(page0.layout.source, np.concatenate(at_all), np.concatenate(sizes_all))
         counts = np.concatenate(counts_all)
@@ -235,13 +239,15 @@ class MiniBlockPage(PageLayoutBase):
             positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
         try:
             rep, defs, entries, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts,
-                                                             positions)
+                                                             None if is_range else positions)
         except CorruptFileError as exc:
             if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
                 raise
             raise CorruptFileError(f"{where}: {exc}") from None
         if taken:  # the values and levels were cut to the rows already
             starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
+        elif leaf.max_rep and is_range:
+            starts, lengths = MiniBlockPage._range_spans(items, rep, entries, first_row, breaks, wanted, where)
         elif leaf.max_rep:
             try:
                 starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, np.concatenate(breaks), rows)
@@ -251,17 +257,30 @@ class MiniBlockPage(PageLayoutBase):
             starts, lengths = positions, np.ones(len(rows), np.int64)
         spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
         n_rows = len(rows)
+        if is_range:  # one run of entries, from the first page's first row to the last's last
+            per_item = np.cumsum([0] + [len(w) for w in wanted])
+            item_start = spans.starts[per_item[:-1]]
+            item_end = spans.starts[per_item[1:] - 1] + spans.lengths[per_item[1:] - 1]
+            if np.any(item_end[:-1] != item_start[1:]):
+                raise CorruptFileError(f"{where}: the pages' level entries do not follow each other")
+            a, b = int(item_start[0]), int(item_end[-1])
+            spans = EntrySpans(np.array([a], np.int64), np.array([b - a], np.int64))
+            n_rows = sum(it[2].count for it in items)
+            entry_cuts = np.append(item_start - a, b - a)
         if not dec0.has_dict:
             return select_part(rep, defs, values_to_arrow(values, leaf.dtype, page0.where), spans, leaf, n_rows, where)
         part = select_part(rep, defs, dec0._indices(values, page0), spans, leaf, n_rows, where)
         # each page has its own dictionary: look its rows up in it
-        item_rows = [len(it[2].indices) for it in items]
-        row_cuts = np.cumsum([0] + item_rows)
-        entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
+        if not is_range:
+            row_cuts = np.cumsum([0] + [len(it[2].indices) for it in items])
+            entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
         if part.defs is None:  # every entry holds a value
             value_cuts = entry_cuts
         else:
-            value_cuts = np.concatenate([[0], np.cumsum(part.defs <= leaf.max_visible)])[entry_cuts]
+            visible = part.defs <= leaf.max_visible
+            value_cuts = np.zeros(len(entry_cuts), np.int64)
+            for k in range(len(items)):
+                value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
         idx = part.values.to_numpy(zero_copy_only=False)
         pieces = []
         for k, (dec, page, _, _) in enumerate(items):
@@ -271,6 +290,31 @@ class MiniBlockPage(PageLayoutBase):
         part.values = concat_arrays(pieces, leaf.dtype)
         part.validated = True  # gathered from the checked dictionaries
         return part
+
+    @staticmethod
+    def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
+        """Entry spans of each page's first and last wanted rows (``wanted``), for a range over
+        consecutive pages. A page read whole spans all its decoded entries; only the first and
+        last pages of the range, read in part, are searched for their rows."""
+        n_chunks = np.cumsum([0] + [len(b) for b in breaks])
+        at = np.concatenate([[0], np.cumsum(entries)])[n_chunks]  # each page's entries in the run
+        starts, lengths = [], []
+        for k, (dec, _, local, _) in enumerate(items):
+            lo, hi = int(at[k]), int(at[k + 1])
+            if local.start == 0 and local.stop == dec.rows:  # the last wanted row ends the page
+                m = len(wanted[k])
+                starts.append(np.full(m, lo, np.int64))
+                lengths.append(np.append(np.zeros(m - 1, np.int64), hi - lo))
+                continue
+            c0, c1 = n_chunks[k], n_chunks[k + 1]
+            try:
+                s, n = kernels.row_spans(rep[lo:hi], dec.leaf.max_rep, entries[c0:c1], first_row[c0:c1], breaks[k],
+                                         wanted[k])
+            except ValueError as exc:
+                raise CorruptFileError(f"{where}: {exc}") from None
+            starts.append(s + lo)
+            lengths.append(n)
+        return np.concatenate(starts), np.concatenate(lengths)
 
     def _read_plain(self, sel: Selection, page: PageData) -> PagePart:
         """A row range of a plain page: the values' bytes copied straight out of the chunks.
