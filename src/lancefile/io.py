@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from concurrent.futures import wait
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -124,8 +125,18 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
     b_len = np.maximum.reduceat(ends, heads) - b_start
     b_out = np.cumsum(b_len) - b_len
     buf = new_buffer(int(b_len.sum()))
-    for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
-        read_into(source, a, buf[o : o + ln])
+    if len(heads) > 1 and getattr(source, "remote", False):
+        # an object store: the requests go out at once (a take's rows, a page's chunks)
+        futures = [_fetch_pool().submit(read_into, source, a, buf[o : o + ln])
+                   for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist())]
+        try:
+            for f in futures:
+                f.result()
+        finally:
+            wait(futures)
+    else:
+        for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
+            read_into(source, a, buf[o : o + ln])
     at = b_out[block] + s - b_start[block]
     if order is not None:
         unsorted = np.empty_like(at)
@@ -139,6 +150,20 @@ def inherit(wrapper, inner) -> None:
     wrapper.thread_safe = bool(getattr(inner, "thread_safe", False))
     wrapper.coalesce_gap = coalesce_gap(inner)
     wrapper.remote = bool(getattr(inner, "remote", False))
+
+
+FETCH_THREADS = 8
+
+
+def _fetch_pool():
+    """Threads that issue the requests of one :func:`read_spans` at once on a remote source.
+
+    Separate from :mod:`lancefile.objectstore`'s pool, whose tasks (parts of large ranges)
+    these wait for: one pool waiting on itself could deadlock.
+    """
+    from .threadpools import shared_pool
+
+    return shared_pool("fetch", FETCH_THREADS)
 
 
 def check_range(name: str, size: int, offset: int, length: int, what: str = "range") -> None:

@@ -30,21 +30,21 @@ Example::
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import wait
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from .errors import InvalidInputError, LanceIOError
 from .io import _BaseSource, check_range, new_buffer
+from .threadpools import shared_pool
 
 __all__ = ["ObjectStore", "RetryPolicy", "ArrowFsSource", "resolve_store", "resolve_filesystem", "is_uri",
-           "REMOTE_COALESCE_GAP", "PART_BYTES", "IO_THREADS"]
+           "REMOTE_COALESCE_GAP", "PART_BYTES", "IO_THREADS", "STORAGE_OPTION_KEYS"]
 
 # Ranges of one object closer than this are fetched with one request: a round trip to an
 # object store costs about as much as 64 KiB (the reference's block size for object stores).
@@ -70,6 +70,9 @@ _HTTP_KEYS = ("allow_http", "aws_allow_http")
 _VIRTUAL_KEYS = ("aws_virtual_hosted_style_request", "virtual_hosted_style_request")
 _TIMEOUT_KEYS = {"connect_timeout": "connect_timeout", "timeout": "request_timeout"}
 _RETRY_KEYS = ("client_max_retries", "client_retry_timeout")
+#: Every storage_options key lancefile knows (lower case).
+STORAGE_OPTION_KEYS = frozenset(_S3_KEYS) | frozenset(_ENDPOINT_KEYS + _HTTP_KEYS + _VIRTUAL_KEYS + _RETRY_KEYS) \
+    | frozenset(_TIMEOUT_KEYS)
 _MEMORY_FS: dict = {}
 
 
@@ -168,28 +171,40 @@ def store_error(name: str, what: str, exc: BaseException, attempts: int, elapsed
     return LanceIOError(f"cannot {what} {name}: {text}{tries}")
 
 
-# -- the bounded pool that fetches parts of large ranges ----------------------------------------
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
+def _pool():
+    """The bounded pool that fetches parts of large ranges (:data:`IO_THREADS` threads)."""
+    return shared_pool("io", IO_THREADS)
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        with _POOL_LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="lancefile-io")
-    return _POOL
+def coalesce(ranges, gap: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` ranges merged where less than ``gap`` bytes apart, sorted.
+
+    Example::
+
+        >>> coalesce([(100, 10), (0, 10), (15, 5)], gap=8)
+        [(0, 20), (100, 10)]
+    """
+    out: list[list[int]] = []
+    for off, n in sorted((int(o), int(n)) for o, n in ranges if n > 0):
+        if out and off <= out[-1][1] + gap:
+            out[-1][1] = max(out[-1][1], off + n)
+        else:
+            out.append([off, off + n])
+    return [(a, b - a) for a, b in out]
 
 
-def _forget_pool() -> None:
-    """In a forked child the parent's worker threads do not exist: start a new pool there."""
-    global _POOL, _POOL_LOCK
-    _POOL, _POOL_LOCK = None, threading.Lock()
+class _Prefetched:
+    """A range being fetched in the background: its buffer fills as its parts arrive."""
 
+    __slots__ = ("start", "stop", "buf", "futures", "gen")
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+    def __init__(self, start: int, buf: memoryview, futures: list, gen: int) -> None:
+        self.start, self.stop, self.buf, self.futures, self.gen = start, start + len(buf), buf, futures, gen
+
+    def view(self, offset: int, length: int) -> memoryview:
+        for f in self.futures:
+            f.result()  # raises what the fetch raised (after its retries)
+        return self.buf[offset - self.start : offset - self.start + length]
 
 
 class ArrowFsSource(_BaseSource):
@@ -201,6 +216,11 @@ class ArrowFsSource(_BaseSource):
     :data:`IO_THREADS`. Opening costs one metadata request (HEAD on S3: pyarrow.fs has no way
     to read an object's last bytes without knowing its size). Every request is retried under
     ``retry`` (:class:`RetryPolicy`).
+
+    :meth:`prefetch` starts fetching ranges a reader is about to need (a scan's next pages,
+    :mod:`lancefile.prefetch`), coalesced and in parallel; a later read that lies inside one
+    of them waits for it instead of making a request of its own. What was prefetched is kept
+    for two rounds of prefetching (the chunk being decoded and the one read ahead).
 
     Example::
 
@@ -222,6 +242,44 @@ class ArrowFsSource(_BaseSource):
         self._retry = retry or RetryPolicy()
         self._f = self._retry.call(self.name, "open", lambda: filesystem.open_input_file(path), store)
         self._size = self._f.size()
+        self._prefetched: list[_Prefetched] = []
+        self._gen = 0
+        self._plock = threading.Lock()
+
+    def prefetch(self, ranges) -> None:
+        """Start fetching ``ranges`` (``(offset, length)``, coalesced) in the background."""
+        with self._plock:
+            self._gen += 1
+            gen = self._gen
+            keep = [e for e in self._prefetched if e.gen >= gen - 1]
+            for off, n in coalesce(ranges, self.coalesce_gap):
+                if off < 0 or off + n > self._size:
+                    continue  # the reads themselves will report it
+                hit = next((e for e in keep if e.start <= off and off + n <= e.stop), None)
+                if hit is not None:
+                    hit.gen = gen
+                    continue
+                buf = new_buffer(n).cast("B")
+                keep.append(_Prefetched(off, buf, self._submit_parts(off, buf), gen))
+            self._prefetched = keep
+
+    def _cached(self, offset: int, length: int) -> _Prefetched | None:
+        if not self._prefetched:
+            return None
+        with self._plock:
+            return next((e for e in self._prefetched if e.start <= offset and offset + length <= e.stop), None)
+
+    def _submit_parts(self, offset: int, out: memoryview) -> list:
+        """Fetch ``len(out)`` bytes at ``offset`` into ``out`` as parts on the pool; their futures."""
+        length = len(out)
+        n = -(-length // PART_BYTES)
+        step = -(-length // n)  # equal parts, each at most PART_BYTES
+
+        def part(lo: int) -> None:
+            hi = min(lo + step, length)
+            out[lo:hi] = memoryview(self._get(offset + lo, hi - lo))
+
+        return [_pool().submit(part, lo) for lo in range(0, length, step)]
 
     def _get(self, offset: int, length: int):
         if self._f.closed:
@@ -235,6 +293,9 @@ class ArrowFsSource(_BaseSource):
         check_range(self.name, self._size, offset, length)
         if length == 0:
             return memoryview(b"")
+        hit = self._cached(offset, length)
+        if hit is not None:
+            return hit.view(offset, length)
         if length > PART_BYTES:
             out = new_buffer(length)
             self.read_into(offset, out)
@@ -245,18 +306,15 @@ class ArrowFsSource(_BaseSource):
         out = memoryview(out).cast("B")
         length = len(out)
         check_range(self.name, self._size, offset, length)
+        hit = self._cached(offset, length) if length else None
+        if hit is not None:
+            out[:] = hit.view(offset, length)
+            return
         if length <= PART_BYTES:
             if length:
                 out[:] = memoryview(self._get(offset, length))
             return
-        n = -(-length // PART_BYTES)
-        step = -(-length // n)  # equal parts, each at most PART_BYTES
-
-        def part(lo: int) -> None:
-            hi = min(lo + step, length)
-            out[lo:hi] = memoryview(self._get(offset + lo, hi - lo))
-
-        futures = [_pool().submit(part, lo) for lo in range(0, length, step)]
+        futures = self._submit_parts(offset, out)
         try:
             for f in futures:
                 f.result()
@@ -264,6 +322,8 @@ class ArrowFsSource(_BaseSource):
             wait(futures)  # never leave a part writing into the caller's buffer after an error
 
     def close(self) -> None:
+        with self._plock:
+            self._prefetched = []
         self._f.close()
 
 
@@ -316,10 +376,8 @@ def _s3_filesystem(uri: str, options: dict):
         elif k in _TIMEOUT_KEYS:
             kwargs[_TIMEOUT_KEYS[k]] = _duration(uri, key, value)
         elif k not in _RETRY_KEYS:
-            known = set(_S3_KEYS) | set(_ENDPOINT_KEYS) | set(_HTTP_KEYS) | set(_VIRTUAL_KEYS) | set(_TIMEOUT_KEYS) \
-                | set(_RETRY_KEYS)
             raise LanceIOError(f"{uri}: storage option {key!r} is not supported for s3:// (known: "
-                               f"{', '.join(sorted(known))})")
+                               f"{', '.join(sorted(STORAGE_OPTION_KEYS))})")
     if endpoint is not None:
         scheme, _, rest = endpoint.partition("://")
         if not rest:

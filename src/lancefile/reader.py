@@ -35,6 +35,7 @@ from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
 from .predicate import check_filter, to_expression
+from .prefetch import prefetch_pages
 from .projection import field_path, kept
 from .projection import resolve as resolve_projection
 from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, readahead
@@ -373,6 +374,8 @@ class LanceFileReader:
         """
         self._check_open()  # results are lazy: they may be iterated after close()
         readers = self._field_readers
+        if sel.is_range:  # an object store fetches the chunk's pages at once (lancefile.prefetch)
+            prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop)
         tasks = None
         if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
                 and self._tasks > 1 and fieldtasks.READ_THREADS > 1):

@@ -37,7 +37,8 @@ from ..format.schema import LanceSchema
 from ..predicate import check_filter, to_expression
 from .fragment import LanceFragment, Projection, _parents, _top_of, check_positions, record_batch
 from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
-from .storage import dataset_root, is_remote, join, list_names, name, refuse_remote_write
+from . import storage
+from .storage import dataset_root, is_remote, join, list_names, refuse_remote_write
 
 __all__ = ["LanceDataset", "dataset", "dataset_root"]
 
@@ -122,7 +123,7 @@ class LanceDataset:
                 raise InvalidInputError(f"version must be an integer, not {version!r}")
             chosen = next((m for m in manifests if m.version == version), None)
             if chosen is None:
-                raise InvalidInputError(f"{name(root)}: dataset has no version {version} "
+                raise InvalidInputError(f"{storage.name(root)}: dataset has no version {version} "
                                         f"(versions: {', '.join(str(m.version) for m in manifests)})")
         loaded = read_manifest(chosen.path)
         if loaded.manifest.version != chosen.version:
@@ -134,7 +135,7 @@ class LanceDataset:
     # -- versions -----------------------------------------------------------------------------
     @property
     def uri(self) -> str:
-        return name(self._root)
+        return storage.name(self._root)
 
     @property
     def version(self) -> int:

@@ -97,7 +97,7 @@ class ManifestFile:
     """One version's manifest as found in ``_versions/``."""
 
     version: int
-    path: "str | ObjectStore"  # a local path or an object (lancefile.datasets.storage)
+    path: object  # a local path (str) or an ObjectStore (lancefile.datasets.storage)
     scheme: str
 
 

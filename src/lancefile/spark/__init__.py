@@ -87,11 +87,14 @@ def register(spark, *, push_filters: bool = False) -> None:
     """Register the ``lance`` format on ``spark`` (a SparkSession).
 
     ``push_filters=True`` also turns on ``spark.sql.python.filterPushdown.enabled``,
-    which reads with ``.option("pushFilters", "true")`` need.
+    which reads with ``.option("pushFilters", "true")`` need. The session's
+    ``spark.hadoop.fs.s3a.*`` settings are taken now (register again after changing them):
+    see :mod:`lancefile.spark.remote`.
     """
-    from .source import LanceDataSource
+    from .remote import hadoop_settings
+    from .source import with_hadoop_settings
 
-    spark.dataSource.register(LanceDataSource)
+    spark.dataSource.register(with_hadoop_settings(hadoop_settings(spark)))
     if push_filters:
         spark.conf.set(PUSHDOWN_CONF, "true")
 

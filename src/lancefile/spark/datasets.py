@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
 import pyarrow as pa
@@ -75,12 +75,13 @@ class DatasetSplit(InputPartition):
         self.root, self.version, self.fragment_id, self.start, self.stop = root, version, fragment_id, start, stop
         self.ranges = ranges or ((start, stop),)
 
-    def matching(self, expr, cache: dict) -> list[tuple[int, int]]:
+    def matching(self, expr, cache: dict, storage_options: dict | None = None) -> list[tuple[int, int]]:
         """The fragment's physical row ranges its data file's statistics say may match ``expr``."""
         key = (self.root, self.version, self.fragment_id)
         if key not in cache:
             if (self.root, self.version) not in cache:
-                cache[(self.root, self.version)] = dataset(self.root, version=self.version)
+                cache[(self.root, self.version)] = dataset(self.root, version=self.version,
+                                                           storage_options=storage_options or None)
             frag = cache[(self.root, self.version)].get_fragment(self.fragment_id)
             cache[key] = frag.matching_ranges(expr) if frag is not None else [(self.start, self.stop)]
         return cache[key]
@@ -91,9 +92,11 @@ class DatasetSplit(InputPartition):
     def __repr__(self) -> str:
         return f"DatasetSplit({self.root!r}, v{self.version}, fragment {self.fragment_id}, {self.start}, {self.stop})"
 
-    def batches(self, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+    def batches(self, columns: list[str], batch_size: int,
+                storage_options: dict | None = None) -> Iterator[pa.RecordBatch]:
         """The split's live rows (deleted rows dropped), projected to ``columns``."""
-        frag = dataset(self.root, version=self.version).get_fragment(self.fragment_id)
+        frag = dataset(self.root, version=self.version,
+                       storage_options=storage_options or None).get_fragment(self.fragment_id)
         if frag is None:
             raise CorruptFileError(f"{self.root}: version {self.version} has no fragment {self.fragment_id}")
         for a, b in self.ranges:
@@ -111,24 +114,25 @@ class DatasetScan:
     version: int
     schema: pa.Schema
     fragments: tuple[tuple[int, int, int, int], ...]
+    storage_options: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def open(cls, root: str, version: int | None) -> "DatasetScan":
-        ds = dataset(root, version=version)
+    def open(cls, root: str, version: int | None, storage_options: dict | None = None) -> "DatasetScan":
+        ds = dataset(root, version=version, storage_options=storage_options or None)
         frags = []
         for frag in ds.get_fragments():
             nbytes = 0
             for df, path in zip(frag.metadata.files, frag.data_files()):
                 nbytes += df.file_size_bytes or (os.path.getsize(path) if os.path.exists(path) else 0)
             frags.append((frag.fragment_id, frag.physical_rows, frag.count_rows(), nbytes))
-        return cls(root, ds.version, ds.schema, tuple(frags))
+        return cls(root, ds.version, ds.schema, tuple(frags), dict(storage_options or {}))
 
     def resolve(self, columns) -> list[str]:
         return [resolve_name(c, self.schema) for c in columns]
 
     def projected_schema(self, columns) -> pa.Schema:
         """The Arrow schema a read of ``columns`` (dotted names allowed) gives."""
-        ds = dataset(self.root, version=self.version)
+        ds = dataset(self.root, version=self.version, storage_options=self.storage_options or None)
         return Projection(ds._lance_schema, ds.schema, self.resolve(columns)).schema
 
     def splits(self, split_rows: int | None, split_bytes: int) -> list[DatasetSplit]:

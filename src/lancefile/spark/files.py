@@ -113,12 +113,21 @@ def list_lance_files(path: str, *, must_exist: bool = True) -> list[str]:
     return []
 
 
-def scan_files(path: str) -> list[LanceFileInfo]:
-    """Open each file's footer: rows, size and schema (no column data is read)."""
+def scan_files(path: str, storage_options: dict | None = None) -> list[LanceFileInfo]:
+    """Open each file's footer: rows, size and schema (no column data is read).
+
+    ``path`` may be an object-store URI (:func:`lancefile.spark.remote.list_remote_files`).
+    """
+    from .remote import is_remote_path, list_remote_files
+
+    if is_remote_path(path):
+        found = list_remote_files(path, storage_options or {})
+    else:
+        found = [(f, os.path.getsize(f)) for f in list_lance_files(path)]
     infos = []
-    for f in list_lance_files(path):
-        with LanceFileReader(f) as r:
-            infos.append(LanceFileInfo(f, r.num_rows(), os.path.getsize(f), r.schema))
+    for f, size in found:
+        with LanceFileReader(f, storage_options or None) as r:
+            infos.append(LanceFileInfo(f, r.num_rows(), size, r.schema))
     return infos
 
 

@@ -5,7 +5,8 @@ column names are given in option *values*, never in keys.
 
 Read options
     ``path`` (a Lance dataset directory, a Lance file, a directory of Lance files searched
-    recursively, or a glob), ``version`` (of a dataset: read that version instead of the
+    recursively, or a glob; or an ``s3://`` (``s3a://``), ``gs://``, ``az://`` URI of a
+    dataset, file or prefix of files), ``version`` (of a dataset: read that version instead of the
     latest), ``columns`` (comma separated; dotted names reach into structs),
     ``batchSize`` (rows per Arrow batch, default 8192), ``splitRows`` (target rows per
     input partition; by default a split holds about ``splitBytes``, 128 MiB, of the file
@@ -26,6 +27,11 @@ Write options
     becomes that column's field metadata. An append to a dataset keeps the dataset's
     schema: its vectors and field metadata.
 
+Storage options (reads and writes)
+    pylance's ``storage_options`` keys (``aws_endpoint``, ``aws_access_key_id``,
+    ``allow_http``...) and Hadoop's ``fs.s3a.*`` settings, also taken from the session's
+    ``spark.hadoop.fs.s3a.*``: see :mod:`lancefile.spark.remote`.
+
 Example::
 
     >>> ReadOptions.parse({"path": "/data", "columns": "id, emb", "splitrows": "1000"}).columns
@@ -43,6 +49,7 @@ from typing import Mapping
 
 from ..errors import InvalidInputError
 from ..format.version import DEFAULT_VERSION
+from .remote import is_storage_key, normalize_path, storage_options
 
 __all__ = ["ReadOptions", "WriteOptions", "DEFAULT_BATCH_SIZE", "DEFAULT_SPLIT_BYTES"]
 
@@ -64,7 +71,7 @@ def _path(opts: dict[str, str]) -> str:
     path = opts.get("path")
     if not path:
         raise InvalidInputError("the lance data source needs a path: .load(path) / .save(path) or option('path', ...)")
-    return path
+    return normalize_path(str(path))
 
 
 def _positive(opts: dict[str, str], key: str, default: int | None) -> int | None:
@@ -102,7 +109,7 @@ def _pairs(raw: str, key: str) -> dict[str, str]:
 
 def _unknown(opts: dict[str, str], known: set[str], what: str) -> None:
     for k in opts:
-        if k not in known and not k.startswith(ENCODING_PREFIX):
+        if k not in known and not k.startswith(ENCODING_PREFIX) and not is_storage_key(k):
             raise InvalidInputError(f"unknown {what} option {k!r}; known: {', '.join(sorted(known))}, {ENCODING_PREFIX}*")
 
 
@@ -117,9 +124,11 @@ class ReadOptions:
     split_rows: int | None = None
     split_bytes: int = DEFAULT_SPLIT_BYTES
     push_filters: bool = False
+    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
+    def parse(cls, options: Mapping[str, str], hadoop: Mapping[str, str] | None = None) -> "ReadOptions":
+        """``hadoop``: the session's ``fs.s3a.*`` settings (see :mod:`lancefile.spark.remote`)."""
         opts = _lower(options)
         _unknown(opts, _READ_KEYS, "read")
         columns = None
@@ -144,6 +153,7 @@ class ReadOptions:
             split_rows=_positive(opts, "splitrows", None),
             split_bytes=_positive(opts, "splitbytes", DEFAULT_SPLIT_BYTES),
             push_filters=_flag(opts, "pushfilters"),
+            storage_options=storage_options(opts, hadoop or {}),
         )
 
 
@@ -159,9 +169,11 @@ class WriteOptions:
     max_bytes_per_file: int | None = None
     vector_columns: dict[str, int] = field(default_factory=dict)
     field_metadata: dict[str, dict[str, str]] = field(default_factory=dict)
+    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
+    def parse(cls, options: Mapping[str, str], hadoop: Mapping[str, str] | None = None) -> "WriteOptions":
+        """``hadoop``: the session's ``fs.s3a.*`` settings (see :mod:`lancefile.spark.remote`)."""
         from ..format.version import resolve_version
 
         opts = _lower(options)
@@ -192,6 +204,7 @@ class WriteOptions:
             max_bytes_per_file=_positive(opts, "maxbytesperfile", None),
             vector_columns=vectors,
             field_metadata=metadata,
+            storage_options=storage_options(opts, hadoop or {}),
         )
 
     @property

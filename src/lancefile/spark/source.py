@@ -7,7 +7,8 @@ and hands Spark Arrow batches cast exactly to its schema.
 What a path is decides how it is read: a Lance dataset (a directory with ``_versions/``)
 is read at one version, fragment by fragment, without its deleted rows
 (:mod:`lancefile.spark.datasets`); anything else is a file, a directory of files or a glob
-(:mod:`lancefile.spark.files`), read file by file.
+(:mod:`lancefile.spark.files`), read file by file. Paths may be object-store URIs
+(``s3://``/``s3a://``...; storage options and ``fs.s3a.*`` settings: :mod:`lancefile.spark.remote`).
 
 Writes go to a dataset (:class:`~lancefile.spark.datasets.LanceDatasetWriter`: one new
 version per job) unless the ``format`` option says ``files`` or the path is an existing
@@ -20,14 +21,17 @@ files of its own, which become visible only when the driver commits::
 Readers skip names starting with ``_`` or ``.``; commit moves the files that the winning
 attempts reported and deletes ``_temporary/<job>`` with whatever failed, retried or
 speculative attempts left; abort deletes it too. With ``overwrite`` the commit first
-removes the Lance files already under ``<path>``.
+removes the Lance files already under ``<path>``. On an object store (``format=files``
+only; a dataset commit there is refused, see :mod:`lancefile.datasets.storage`) the tasks
+write to ``<path>/_temporary/<job>/attempt-<id>/`` keys, and commit moves (copies) the
+winners' objects into place.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import pyarrow as pa
@@ -49,6 +53,7 @@ from .datasets import DatasetScan, LanceDatasetWriter, dataset_writer
 from .files import (LanceFileInfo, common_schema, is_dataset, list_lance_files, local_path, resolve_name,
                     row_ranges, scan_files)
 from .options import ReadOptions, WriteOptions
+from .remote import is_remote_dataset, is_remote_path
 from .staging import StagedJob
 from .types import (check_writable, conform_batch, spark_schema_for, stored_schema, target_arrow_schema,
                     to_vectors, vector_types, without_nullability)
@@ -70,15 +75,16 @@ class LanceSplit(InputPartition):
     def __repr__(self) -> str:
         return f"LanceSplit({self.path!r}, {self.start}, {self.stop})"
 
-    def batches(self, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
-        with LanceFileReader(self.path, columns=columns) as reader:
+    def batches(self, columns: list[str], batch_size: int,
+                storage_options: dict | None = None) -> Iterator[pa.RecordBatch]:
+        with LanceFileReader(self.path, storage_options or None, columns) as reader:
             for a, b in self.ranges:
                 yield from reader.read_range(a, b - a, batch_size=batch_size)
 
-    def matching(self, expr, cache: dict) -> list[tuple[int, int]]:
+    def matching(self, expr, cache: dict, storage_options: dict | None = None) -> list[tuple[int, int]]:
         """The file's row ranges its statistics say may match ``expr`` (read once per file)."""
         if self.path not in cache:
-            with LanceFileReader(self.path) as reader:
+            with LanceFileReader(self.path, storage_options or None) as reader:
                 cache[self.path] = reader.matching_ranges(expr)
         return cache[self.path]
 
@@ -98,10 +104,11 @@ class FileScan:
     :class:`~lancefile.spark.datasets.DatasetScan`)."""
 
     infos: tuple[LanceFileInfo, ...]
+    storage_options: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def open(cls, path: str) -> "FileScan":
-        return cls(tuple(scan_files(path)))
+    def open(cls, path: str, storage_options: dict | None = None) -> "FileScan":
+        return cls(tuple(scan_files(path, storage_options)), dict(storage_options or {}))
 
     @property
     def schema(self) -> pa.Schema:
@@ -112,7 +119,7 @@ class FileScan:
         return [resolve_name(c, schema) for c in columns]
 
     def projected_schema(self, columns) -> pa.Schema:
-        with LanceFileReader(self.infos[0].path, columns=self.resolve(columns)) as r:
+        with LanceFileReader(self.infos[0].path, self.storage_options or None, self.resolve(columns)) as r:
             return r.schema
 
     def splits(self, split_rows: int | None, split_bytes: int) -> list[LanceSplit]:
@@ -178,7 +185,7 @@ class LanceReader(DataSourceReader):
         out, cache = [], {}
         for split in self.splits:
             try:
-                ranges = split.matching(expr, cache)
+                ranges = split.matching(expr, cache, self.options.storage_options)
             except Exception:  # noqa: BLE001 - pruning is an optimisation: any doubt, read it all
                 out.append(split)
                 continue
@@ -191,7 +198,7 @@ class LanceReader(DataSourceReader):
         if not hasattr(partition, "batches"):  # Spark's placeholder when there is nothing to read
             return
         target = target_arrow_schema(self.schema)
-        for batch in partition.batches(self.columns, self.options.batch_size):
+        for batch in partition.batches(self.columns, self.options.batch_size, self.options.storage_options):
             batch = F.evaluate(self.filters, conform_batch(batch, target))
             if batch.num_rows:
                 yield batch
@@ -324,6 +331,9 @@ class LanceFilesWriter(StagedJob, DataSourceArrowWriter):
 class LanceDataSource(DataSource):
     """``spark.read.format("lance")`` / ``df.write.format("lance")``: see :mod:`lancefile.spark`."""
 
+    #: the session's ``fs.s3a.*`` settings when the source was registered (:func:`with_hadoop_settings`)
+    hadoop: dict = {}
+
     @classmethod
     def name(cls) -> str:
         return SHORT_NAME
@@ -337,7 +347,17 @@ class LanceDataSource(DataSource):
         after ``schema()`` and ``reader()`` runs on the copy, so a dataset read stays at the
         version it was planned on."""
         if self._found is None:
-            opts = ReadOptions.parse(self.options)
+            opts = ReadOptions.parse(self.options, self.hadoop)
+            if is_remote_path(opts.path):
+                so = opts.storage_options
+                if is_remote_dataset(opts.path, so):
+                    self._found = DatasetScan.open(opts.path.rstrip("/"), opts.version, so)
+                elif opts.version is not None:
+                    raise InvalidInputError(f"option 'version' picks a version of a Lance dataset, and {opts.path} "
+                                            f"is not one (it has no _versions/)")
+                else:
+                    self._found = FileScan.open(opts.path, so)
+                return self._found
             root = local_path(opts.path)
             if is_dataset(root):
                 self._found = DatasetScan.open(root, opts.version)
@@ -349,14 +369,14 @@ class LanceDataSource(DataSource):
         return self._found
 
     def schema(self) -> T.StructType:
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse(self.options, self.hadoop)
         scan = self._scan()
         if opts.columns:
             return spark_schema_for(scan.projected_schema(opts.columns))
         return spark_schema_for(scan.schema)
 
     def reader(self, schema: T.StructType) -> LanceReader:
-        opts = ReadOptions.parse(self.options)
+        opts = ReadOptions.parse(self.options, self.hadoop)
         scan = self._scan()
         available = spark_schema_for(scan.schema)
         if opts.columns and without_nullability(schema) == without_nullability(
@@ -368,16 +388,14 @@ class LanceDataSource(DataSource):
         return cls(opts, schema, scan.splits(opts.split_rows, opts.split_bytes), columns)
 
     def writer(self, schema: T.StructType, overwrite: bool) -> LanceFilesWriter | LanceDatasetWriter:
-        opts = WriteOptions.parse(self.options)
+        opts = WriteOptions.parse(self.options, self.hadoop)
+        if is_remote_path(opts.path):
+            return _remote_writer(opts, schema, overwrite)
         root = local_path(opts.path)
         if os.path.isfile(root):
             raise LanceIOError(f"cannot write to {opts.path}: it is a file; the lance source writes a directory "
                                f"(a Lance dataset, or Lance files with format=files)")
-        for f in schema.fields:  # what the file schema refuses, refused before any task starts
-            if "." in f.name:
-                raise InvalidInputError(
-                    f"column {f.name!r}: Lance column names cannot contain '.' (it separates nested names); rename it"
-                )
+        _check_names(schema)
         exists = is_dataset(root)
         if _layout(opts, root, exists) == "dataset":
             return dataset_writer(opts, schema, overwrite, root, exists)
@@ -385,6 +403,26 @@ class LanceDataSource(DataSource):
         writer = LanceFilesWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
         os.makedirs(writer.staging)  # tasks stage their files in here
         return writer
+
+
+def with_hadoop_settings(settings: dict) -> type:
+    """:class:`LanceDataSource`, or a subclass carrying a session's ``fs.s3a.*`` settings.
+
+    Spark pickles the registered class into the workers that plan reads and writes, where the
+    session cannot be asked; a class made here travels with its settings.
+    """
+    if not settings:
+        return LanceDataSource
+    return type("LanceDataSourceWithS3A", (LanceDataSource,), {"hadoop": dict(settings), "__module__": __name__})
+
+
+def _check_names(schema: T.StructType) -> None:
+    """What the file schema refuses, refused before any task starts."""
+    for f in schema.fields:
+        if "." in f.name:
+            raise InvalidInputError(
+                f"column {f.name!r}: Lance column names cannot contain '.' (it separates nested names); rename it"
+            )
 
 
 def _layout(opts: WriteOptions, root: str, dataset_here: bool) -> str:
@@ -398,3 +436,84 @@ def _layout(opts: WriteOptions, root: str, dataset_here: bool) -> str:
         raise InvalidInputError(f"{opts.path} holds Lance files that are not a dataset: write them with "
                                 f"format=files, or write the dataset to another path")
     return opts.format or ("files" if files_here else "dataset")
+
+
+# -- writing Lance files to an object store ---------------------------------------------
+
+class RemoteFilesWriter(LanceFilesWriter):
+    """``format=files`` on an object store: tasks write ``<path>/_temporary/<job>/attempt-<id>/``
+    objects (each upload complete or absent), the driver moves the winners' into place.
+
+    An object store has no directory to rename, so an attempt still running after the
+    commit (a late speculative one) can leave objects under ``_temporary``; readers skip them.
+    """
+
+    def __init__(self, options: WriteOptions, schema: T.StructType, overwrite: bool, job_id: str) -> None:
+        self.options = options
+        self.spark_schema = schema
+        self.overwrite = overwrite
+        self.job_id = job_id
+        self.root = options.path.rstrip("/")
+        self.vectors = vector_types(schema, options.vector_columns)
+
+    @property
+    def staging(self) -> str:
+        return f"{self.root}/_temporary/{self.job_id}"
+
+    def _store(self, uri: str):
+        from ..objectstore import resolve_store
+
+        return resolve_store(uri, self.options.storage_options)
+
+    def open_attempt(self) -> tuple[str, int]:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        attempt = ctx.taskAttemptId() if ctx else uuid.uuid4().hex[:8]
+        return f"{self.staging}/attempt-{attempt}", 0
+
+    def _writer(self, path: str, schema: pa.Schema) -> LanceFileWriter:
+        return LanceFileWriter(path, schema, version=self.options.file_version,
+                               max_page_bytes=self.options.max_page_bytes,
+                               storage_options=self.options.storage_options)
+
+    def commit(self, messages) -> None:
+        from .remote import list_remote_files
+
+        root = self._store(self.root)
+        existing = list_remote_files(self.root, self.options.storage_options, must_exist=False)
+        if self.overwrite:
+            for uri, _ in existing:
+                self._store(uri).delete()
+        moved = 0
+        for msg in messages:
+            for staged, name, _rows, _bytes in (msg.files if msg is not None else []):
+                src = self._store(staged)
+                root.call("move", lambda src=src, name=name: root.fs.move(src.path, root.child(name).path))
+                moved += 1
+        if moved == 0 and (self.overwrite or not existing):
+            self._write_empty()
+        self.cleanup()
+
+    def _write_empty(self) -> None:
+        schema = self._lance_schema(target_arrow_schema(self.spark_schema))
+        self._writer(f"{self.root}/part-00000-{self.job_id}-000.lance", schema).close()
+
+    def cleanup(self) -> None:
+        staging = self._store(self.staging)
+        try:
+            staging.call("remove", lambda: staging.fs.delete_dir(staging.path))
+        except LanceIOError:
+            pass  # nothing was staged
+
+
+def _remote_writer(opts: WriteOptions, schema: T.StructType, overwrite: bool) -> RemoteFilesWriter:
+    """The writer of a job whose path is on an object store: Lance files only."""
+    from ..datasets.storage import REMOTE_WRITE_REFUSAL
+
+    if opts.format != "files":
+        raise LanceIOError(f"cannot write a Lance dataset to {opts.path} from Spark: {REMOTE_WRITE_REFUSAL}. "
+                           f"To write plain Lance files there, use .option('format', 'files')")
+    _check_names(schema)
+    check_writable(schema, opts.file_version)
+    return RemoteFilesWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])
