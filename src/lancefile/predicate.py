@@ -66,8 +66,30 @@ class Node:
     value: pa.Scalar | None = None
 
 
+_MEMO_SIZE = 64
+_memo: dict[tuple, tuple] = {}  # (purpose, ids) -> (objects, result): a read parses and checks once
+
+
+def _remember(purpose: str, objects: tuple, compute):
+    """``compute()``, remembered for the same objects (an Expression and a schema, both
+    immutable; kept alive with the entry, so their ids cannot be reused while it exists)."""
+    key = (purpose,) + tuple(id(o) for o in objects)
+    hit = _memo.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], objects)):
+        return hit[1]
+    result = compute()
+    if len(_memo) >= _MEMO_SIZE:
+        _memo.clear()
+    _memo[key] = (objects, result)
+    return result
+
+
 def parse(expr: pc.Expression) -> Node | None:
-    """The tree of ``expr``, or None when its serialization is not understood."""
+    """The tree of ``expr`` (shared: never modify it), or None when its serialization is not understood."""
+    return _remember("parse", (expr,), lambda: _parse(expr))
+
+
+def _parse(expr: pc.Expression) -> Node | None:
     from .format.schema import schema_metadata_pairs
 
     try:
@@ -138,24 +160,31 @@ def referenced_fields(expr: pc.Expression) -> set[tuple[str, ...]] | None:
 
 def check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> set[tuple[str, ...]] | None:
     """Refuse a filter on a missing column, of the wrong types, or not boolean, naming it; returns its fields."""
+    fields = _remember("check", (expr, schema), lambda: _check_filter(expr, schema, where))
+    return None if fields is None else set(fields)
+
+
+def _check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> frozenset | None:
     fields = referenced_fields(expr)
-    for path in fields or ():
-        t: pa.DataType | None = None
+    types = {}
+    for path in sorted(fields or ()):
         level = schema
-        for i, name in enumerate(path):
+        for name in path:
             idx = level.get_field_index(name) if isinstance(level, pa.Schema) else (
                 level.get_field_index(name) if pa.types.is_struct(level) else -1)
             if idx < 0:
                 raise ColumnNotFoundError(f"{where}: the filter {expr} names column {'.'.join(path)!r}, "
                                           f"which is not in the data ({', '.join(schema.names)})")
-            t = level.field(idx).type
-            level = t
+            level = level.field(idx).type
+        types[".".join(path)] = level
     try:
         probe = schema.empty_table().filter(expr)
     except (pa.ArrowException, TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{where}: cannot apply the filter {expr}: {exc}") from None
+        columns = ", ".join(f"{name!r} ({t})" for name, t in types.items())
+        on = f" on column{'s' if len(types) > 1 else ''} {columns}" if types else ""
+        raise InvalidInputError(f"{where}: cannot apply the filter {expr}{on}: {exc}") from None
     del probe
-    return fields
+    return None if fields is None else frozenset(fields)
 
 
 @dataclass

@@ -16,7 +16,10 @@ spec's rules:
 The statistics are themselves a small Lance file, one row per field (``field_id``, and
 lists of one value per zone: ``null_count``, ``nan_count``, and ``min_<k>``/``max_<k>`` for
 the k-th distinct value type; see :meth:`StatisticsCollector.table`), stored in a global
-buffer of the data file after the 8-byte tag :data:`STATISTICS_MAGIC`.
+buffer of the data file after the 8-byte tag :data:`STATISTICS_MAGIC`. Its schema metadata
+also holds the same statistics for the whole file (one zone: :data:`FILE_SUMMARY_KEY`, an
+Arrow IPC stream in base64), which arrive with the small file's footer: a filter that no
+row of the file can match is answered from them without reading any zone.
 The tag, not the schema, says where they are: the schema stays exactly the user's, and the
 reference, which ignores global buffers it does not know, reads the file exactly as without
 them. A reader fetches only the statistics columns it needs.
@@ -33,6 +36,9 @@ Example::
 
 from __future__ import annotations
 
+import base64
+import collections
+import functools
 import json
 import os
 import warnings
@@ -42,7 +48,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .encodings.kernels.minmax import ZoneAccumulator, binary_bounds
 from .errors import ColumnNotFoundError, InvalidInputError, LanceError
+from .threadpools import shared_pool
 
 __all__ = ["STATISTICS_MAGIC", "DEFAULT_ZONE_ROWS", "DEFAULT_MAX_BOUND_BYTES", "StatisticsCollector",
            "FileStatistics", "StatisticsWarning"]
@@ -51,6 +59,9 @@ STATISTICS_MAGIC = b"LFSTATS\x01"  # starts the global buffer that holds a file'
 FORMAT_VERSION = "1"
 DEFAULT_ZONE_ROWS = 8192
 DEFAULT_MAX_BOUND_BYTES = 64
+BACKGROUND_ROWS = 1 << 16  # columns of this many rows are folded on a background thread
+PENDING_FLUSHES = 2  # columns queued for it at most (each holds its arrays until done)
+FILE_SUMMARY_KEY = "file_statistics"  # the whole file's bounds and counts, in the statistics' metadata
 
 
 class StatisticsWarning(UserWarning):
@@ -68,9 +79,12 @@ class _Field:
     kind: str           # "int", "float", "bool", "other"
 
 
+@functools.lru_cache(maxsize=256)  # a wide table has many columns of few types
 def _kind(t: pa.DataType) -> str | None:
     if pa.types.is_dictionary(t):
         return _kind(t.value_type)
+    if pa.types.is_interval(t):  # no order
+        return None
     if pa.types.is_integer(t) or pa.types.is_temporal(t):
         return "int"
     if pa.types.is_floating(t):
@@ -108,26 +122,42 @@ def statistics_fields(schema: pa.Schema, lance_schema) -> list[_Field]:
     return out
 
 
-class _Zone:
-    """Running statistics of the zone being filled."""
-
-    __slots__ = ("lo", "hi", "nulls", "nans", "real")
+class _ValueZones:
+    """Per-zone statistics of a column whose bounds are Python values (strings, binaries, decimals)."""
 
     def __init__(self) -> None:
-        self.lo = self.hi = None
-        self.nulls = self.nans = self.real = 0
+        self.lo: list = []
+        self.hi: list = []
+        self.nulls: list[int] = []
+        self.real: list[int] = []
+        self.open = False  # whether the last zone is still being filled
 
-    def add(self, lo, hi, nulls: int, nans: int, real: int) -> None:
-        if real:
-            self.lo = lo if self.real == 0 or lo < self.lo else self.lo
-            self.hi = hi if self.real == 0 or hi > self.hi else self.hi
-        self.nulls += nulls
-        self.nans += nans
-        self.real += real
+    def add(self, segments, closes) -> None:
+        """Fold each segment's (lo, hi, nulls, real) into the open zone, closing zones as told."""
+        for (lo, hi, nulls, real), close in zip(segments, closes):
+            if not self.open:
+                self.lo.append(lo)
+                self.hi.append(hi)
+                self.nulls.append(nulls)
+                self.real.append(real)
+                self.open = True
+            else:
+                if real:
+                    had = self.real[-1] > 0
+                    self.lo[-1] = lo if not had or lo < self.lo[-1] else self.lo[-1]
+                    self.hi[-1] = hi if not had or hi > self.hi[-1] else self.hi[-1]
+                self.nulls[-1] += nulls
+                self.real[-1] += real
+            if close:
+                self.open = False
+
+    def zones(self) -> tuple:
+        return self.lo, self.hi, np.array(self.nulls, np.int64), np.zeros(len(self.lo), np.int64), \
+            np.array(self.real, np.int64)
 
 
 class StatisticsCollector:
-    """Gathers per-zone statistics of the batches a writer receives, vectorised per batch."""
+    """Gathers per-zone statistics of the columns a writer flushes, in one compiled pass per column."""
 
     def __init__(self, schema: pa.Schema, lance_schema, zone_rows: int = DEFAULT_ZONE_ROWS,
                  max_bound_bytes: int = DEFAULT_MAX_BOUND_BYTES) -> None:
@@ -138,45 +168,59 @@ class StatisticsCollector:
         self.fields = statistics_fields(schema, lance_schema)
         self.zone_rows = zone_rows
         self.max_bound_bytes = max_bound_bytes
-        self.closed: list[list[tuple]] = [[] for _ in self.fields]  # per field: (lo, hi, nulls, nans, real)
-        self.open = [_Zone() for _ in self.fields]
+        self.acc = [ZoneAccumulator(_numeric_dtype(f.type), zone_rows) if f.kind != "other" else _ValueZones()
+                    for f in self.fields]
         self.by_column: dict[int, list[int]] = {}
         for k, f in enumerate(self.fields):
             self.by_column.setdefault(f.steps[0], []).append(k)
         self.pos = {i: 0 for i in self.by_column}  # rows seen, per top-level column
+        self._pending: collections.deque = collections.deque()  # work on the background thread, in order
 
     def add_column(self, index: int, values) -> None:
         """The next rows of top-level column ``index`` (an Array or ChunkedArray).
 
         Columns arrive separately (a writer flushes each when its buffer fills), so each
-        keeps its own position; work is vectorised over whatever arrives at once.
+        keeps its own position. Large columns are folded on a background thread (the kernels
+        release the GIL) while the writer encodes them; the work runs in arrival order, and
+        at most :data:`PENDING_FLUSHES` wait, so memory stays bounded.
         """
-        ks = self.by_column.get(index)
-        if not ks:
+        if index not in self.by_column:
             return
-        for chunk in (values.chunks if isinstance(values, pa.ChunkedArray) else [values]):
+        if self._pending or len(values) >= BACKGROUND_ROWS:
+            while len(self._pending) >= PENDING_FLUSHES:
+                self._pending.popleft().result()
+            self._pending.append(shared_pool("statistics", 1).submit(self._add, index, values))
+        else:  # small, and nothing queued before it: here, without a thread hop
+            self._add(index, values)
+
+    def _wait(self) -> None:
+        while self._pending:
+            self._pending.popleft().result()
+
+    def _add(self, index: int, values) -> None:
+        ks = self.by_column[index]
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        if len(chunks) > 1 and len(values) < len(chunks) * self.zone_rows:
+            chunks = [pa.concat_arrays(chunks)]  # many small chunks: one pass over a copy costs less
+        for chunk in chunks:
             n = len(chunk)
             if n == 0:
                 continue
             pos = self.pos[index]
-            first = (-pos) % self.zone_rows
-            starts = np.unique(np.concatenate([[0], np.arange(first, n, self.zone_rows)])).astype(np.int64)
-            starts = starts[starts < n]
-            ends = np.append(starts[1:], n)
-            closes = (pos + ends) % self.zone_rows == 0  # which segments end a zone
             for k in ks:
                 f = self.fields[k]
-                arr = _leaf(chunk, f.steps[1:])
-                for seg, close in zip(_segments(arr, f, starts, ends), closes):
-                    self.open[k].add(*seg)
-                    if close:
-                        self._close(k)
+                arr = _leaf(chunk, f.steps[1:], f.kind)
+                acc = self.acc[k]
+                if isinstance(acc, ZoneAccumulator):
+                    _add_numbers(acc, arr, f)
+                else:
+                    first = (-pos) % self.zone_rows
+                    starts = np.arange(first, n, self.zone_rows, dtype=np.int64)
+                    if first:
+                        starts = np.concatenate([np.zeros(1, np.int64), starts])
+                    ends = np.append(starts[1:], n)
+                    acc.add(_segments(arr, starts, ends), ((pos + ends) % self.zone_rows == 0).tolist())
             self.pos[index] = pos + n
-
-    def _close(self, k: int) -> None:
-        z = self.open[k]
-        self.closed[k].append((z.lo, z.hi, z.nulls, z.nans, z.real))
-        self.open[k] = _Zone()
 
     def table(self, rows: int) -> pa.Table:
         """The statistics of a file of ``rows`` rows as a table: one row per field.
@@ -187,133 +231,128 @@ class StatisticsCollector:
         type slot, so a reader takes one row of four columns for one field, however wide
         the file; the zones are regular (``zone_rows`` each, the last one shorter).
         """
+        self._wait()
         if any(p != rows for p in self.pos.values()):
             raise RuntimeError(f"statistics saw {self.pos} rows per column, not {rows}")
         self.rows = rows
-        if rows % self.zone_rows:
-            for k in range(len(self.fields)):
-                self._close(k)
         zones = -(-rows // self.zone_rows)
         # one group per value type (a slot); every per-zone computation is elementwise, so a
         # group's fields are done in one go on their zones laid end to end
         groups: dict[pa.DataType, list[int]] = {}
+        per_field = []
         for k, f in enumerate(self.fields):
-            if len(self.closed[k]) != zones:
-                raise RuntimeError(f"statistics of {f.path!r} cover {len(self.closed[k])} zones, not {zones}")
+            got = self.acc[k].zones()
+            if len(got[2]) != zones:
+                raise RuntimeError(f"statistics of {f.path!r} cover {len(got[2])} zones, not {zones}")
+            per_field.append(got)
             groups.setdefault(f.type, []).append(k)
         order = [k for ks in groups.values() for k in ks]  # rows: the groups one after another
         slot_of = {k: slot for slot, ks in enumerate(groups.values()) for k in ks}
         n = len(order)
         offsets = pa.array(np.arange(n + 1, dtype=np.int32) * zones)
-        null_parts, nan_parts, bounds = [], [], []
+        parts = []
         for ks in groups.values():
-            f = self.fields[ks[0]]
-            st = _stats_array(f, [z for k in ks for z in self.closed[k]], self.max_bound_bytes)
-            null_parts.append(st["null_count"])
-            nan_parts.append(st.get("nan_count", pa.array(np.zeros(len(ks) * zones, np.uint64))))
-            bounds.append((ks, st["min_value"], st["max_value"]))
-        columns = {"field_id": pa.array([self.fields[k].id for k in order], pa.int32())}
-        empty = pa.array([], pa.uint64())
-        columns["null_count"] = pa.ListArray.from_arrays(offsets, pa.concat_arrays(null_parts) if n else empty)
-        columns["nan_count"] = pa.ListArray.from_arrays(offsets, pa.concat_arrays(nan_parts) if n else empty)
-        for slot, (ks, lo, hi) in enumerate(bounds):
+            joined = [_join([per_field[k][j] for k in ks]) for j in range(5)]
+            parts.append(_stats_array(self.fields[ks[0]], *joined, len(ks), zones, self.max_bound_bytes))
+
+        def joined(name: str) -> pa.Array:
+            return pa.concat_arrays([p[name] for p in parts]) if n else pa.array([], pa.uint64())
+
+        columns = {"field_id": pa.array([self.fields[k].id for k in order], pa.int32()),
+                   "null_count": pa.ListArray.from_arrays(offsets, joined("null_count")),
+                   "nan_count": pa.ListArray.from_arrays(offsets, joined("nan_count"))}
+        # the whole file's statistics, one row per field in the same order (one value each)
+        whole = {"field_id": columns["field_id"], "null_count": joined("file_null_count"),
+                 "nan_count": joined("file_nan_count")}
+        for slot, st in enumerate(parts):
             present = np.array([slot_of[k] == slot for k in order])
             lengths = np.where(present, zones, 0).astype(np.int32)
             slot_offsets = pa.array(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
             mask = pa.array(~present)
-            columns[f"min_{slot}"] = pa.ListArray.from_arrays(slot_offsets, lo, mask=mask)
-            columns[f"max_{slot}"] = pa.ListArray.from_arrays(slot_offsets, hi, mask=mask)
-        per_field = [(self.fields[k], None, slot_of[k]) for k in order]
+            columns[f"min_{slot}"] = pa.ListArray.from_arrays(slot_offsets, st["min_value"], mask=mask)
+            columns[f"max_{slot}"] = pa.ListArray.from_arrays(slot_offsets, st["max_value"], mask=mask)
+            pick = pa.array(np.cumsum(present) - 1, mask=~present)
+            whole[f"min_{slot}"] = st["file_min"].take(pick)
+            whole[f"max_{slot}"] = st["file_max"].take(pick)
         meta = {"lancefile:statistics:version": FORMAT_VERSION, "zone_rows": str(self.zone_rows),
                 "num_rows": str(rows), "max_bound_bytes": str(self.max_bound_bytes),
-                "fields": json.dumps({str(f.id): [f.path, i, slot, f.kind == "float"]
-                                      for i, (f, _, slot) in enumerate(per_field)})}
+                "fields": json.dumps({str(self.fields[k].id): [self.fields[k].path, i, slot_of[k],
+                                                               self.fields[k].kind == "float"]
+                                      for i, k in enumerate(order)}),
+                FILE_SUMMARY_KEY: _encode_summary(pa.table(whole))}
         return pa.table(columns).replace_schema_metadata(meta)
 
     def to_bytes(self, rows: int) -> bytes:
-        """The global buffer: :data:`STATISTICS_MAGIC`, then the statistics as a small Lance 2.0 file.
+        """The global buffer: :data:`STATISTICS_MAGIC`, then the statistics as a small Lance 2.0 file
+        (made in a private temporary directory, never beside the user's file)."""
+        from .writer import embedded_file_bytes
 
-        The small file is made in a private temporary directory (removed at once), never
-        beside the user's file, so nothing of it can be left there.
-        """
-        import tempfile
-
-        from .writer import LanceFileWriter
-
-        table = self.table(rows)
-        with tempfile.TemporaryDirectory(prefix="lancefile-statistics-") as directory:
-            path = os.path.join(directory, "statistics.lance")
-            with LanceFileWriter(path, table.schema, version="2.0", statistics=False) as w:
-                w.write_batch(table)
-            with open(path, "rb") as fh:
-                return STATISTICS_MAGIC + fh.read()
+        return STATISTICS_MAGIC + embedded_file_bytes(self.table(rows), version="2.0")
 
 
-def _leaf(arr: pa.Array, steps: tuple[int, ...]) -> pa.Array:
+def _leaf(arr: pa.Array, steps: tuple[int, ...], kind: str) -> pa.Array:
     for i in steps:
         arr = arr.flatten()[i]  # struct validity applied to the child
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+    if pa.types.is_dictionary(arr.type) and (kind != "other" or arr.dictionary.null_count):
+        arr = arr.dictionary_decode()  # numbers: their own kernel; strings: ranked by _segments
     return arr
 
 
-_INT_VIEW = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+def _numeric_dtype(t: pa.DataType) -> np.dtype:
+    """The numpy type the zones of a number column are folded in (and bounds kept as)."""
+    if pa.types.is_boolean(t):
+        return np.dtype(np.uint8)
+    if pa.types.is_floating(t):
+        return np.dtype(np.float64 if t.bit_width == 64 else np.float32)  # numba has no float16
+    if pa.types.is_integer(t):
+        return np.dtype(t.to_pandas_dtype())
+    return np.dtype(np.int64 if t.bit_width == 64 else np.int32)  # temporal: its storage
 
 
-def _numpy_values(arr: pa.Array, f: _Field) -> np.ndarray:
+def _add_numbers(acc: ZoneAccumulator, arr: pa.Array, f: _Field) -> None:
+    """Fold a number column's next values into its zones, reading its Arrow buffers in place."""
     t = arr.type
-    if f.kind == "bool":
-        return np.asarray(arr.cast(pa.uint8()).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint8)
-    if pa.types.is_temporal(t):
-        arr = arr.view(pa.int64() if t.bit_width == 64 else pa.int32())
-    if arr.null_count:
-        arr = arr.fill_null(0)
-    return arr.to_numpy(zero_copy_only=False)
-
-
-def _segments(arr: pa.Array, f: _Field, starts: np.ndarray, ends: np.ndarray):
-    """(lo, hi, nulls, nans, real) of each segment [starts[i], ends[i]) of ``arr``."""
+    if pa.types.is_boolean(t) or pa.types.is_float16(t):
+        arr = arr.cast(pa.uint8() if pa.types.is_boolean(t) else pa.float32())
+    elif pa.types.is_temporal(t):
+        arr = arr.view(pa.from_numpy_dtype(acc.dtype))
+    bufs = arr.buffers()
     n = len(arr)
-    valid = None if arr.null_count == 0 else np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    nulls = np.zeros(len(starts), np.int64) if valid is None else (ends - starts) - np.add.reduceat(valid, starts)
-    if f.kind in ("int", "float", "bool"):
-        v = _numpy_values(arr, f)
-        ok = np.ones(n, dtype=bool) if valid is None else valid
-        nans = np.zeros(len(starts), np.int64)
-        if f.kind == "float":
-            isnan = np.isnan(v) & ok
-            nans = np.add.reduceat(isnan, starts) if len(v) else nans
-            ok = ok & ~isnan
-            big, small = np.array(np.inf, v.dtype), np.array(-np.inf, v.dtype)
-        elif f.kind == "bool":
-            big, small = np.uint8(1), np.uint8(0)
-        else:
-            info = np.iinfo(v.dtype)
-            big, small = v.dtype.type(info.max), v.dtype.type(info.min)
-        real = np.add.reduceat(ok, starts)
-        if ok.all():
-            lo, hi = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
-        else:
-            lo = np.minimum.reduceat(np.where(ok, v, big), starts)
-            hi = np.maximum.reduceat(np.where(ok, v, small), starts)
-        return zip(lo.tolist(), hi.tolist(), nulls.tolist(), nans.tolist(), real.tolist())
-    real = (ends - starts) - nulls
-    t = arr.type
-    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        from .encodings.kernels import binary_minmax_rows
+    if bufs[1] is None:
+        values = np.zeros(n, acc.dtype)
+    else:
+        values = np.frombuffer(bufs[1], acc.dtype, count=n, offset=arr.offset * acc.dtype.itemsize)
+    if arr.null_count:
+        acc.add(values, np.frombuffer(bufs[0], np.uint8), arr.offset)
+    else:
+        acc.add(values)
 
+
+_BINARY = (pa.types.is_string, pa.types.is_binary, pa.types.is_large_string, pa.types.is_large_binary)
+
+
+def _segments(arr: pa.Array, starts: np.ndarray, ends: np.ndarray) -> list[tuple]:
+    """(lo, hi, nulls, real) of each segment [starts[i], ends[i]) of a string, binary,
+    decimal or fixed-size binary column (or a dictionary of those)."""
+    n = len(arr)
+    t = arr.type
+    if any(is_type(t) for is_type in _BINARY):
         width = np.int64 if (pa.types.is_large_string(t) or pa.types.is_large_binary(t)) else np.int32
         bufs = arr.buffers()
-        offsets = np.frombuffer(bufs[1], dtype=width)[arr.offset: arr.offset + n + 1]
+        offsets = np.frombuffer(bufs[1], dtype=width, count=n + 1, offset=arr.offset * np.dtype(width).itemsize)
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-        lo_i, hi_i = binary_minmax_rows(offsets, data, valid, starts, ends)
-        has = lo_i >= 0
+        bitmap = np.frombuffer(bufs[0], np.uint8) if arr.null_count else None
+        lo_i, hi_i, real = binary_bounds(offsets, data, bitmap, arr.offset, starts, ends)
+        has = real > 0
         lo_v = arr.take(pa.array(lo_i[has])).to_pylist()
         hi_v = arr.take(pa.array(hi_i[has])).to_pylist()
-        return _zip_segments(lo_v, hi_v, nulls, real, has)
+        return _zip_segments(lo_v, hi_v, (ends - starts) - real, real, has)
+    valid = None if arr.null_count == 0 else np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    nulls = np.zeros(len(starts), np.int64) if valid is None else (ends - starts) - np.add.reduceat(valid, starts)
+    real = (ends - starts) - nulls
     try:
         # rank the distinct values once, then take min/max ranks per segment (vectorised)
-        enc = pc.dictionary_encode(arr)
+        enc = arr if pa.types.is_dictionary(t) else pc.dictionary_encode(arr)
         dictionary, idx = enc.dictionary, enc.indices
         order = np.asarray(pc.sort_indices(dictionary).to_numpy(zero_copy_only=False), dtype=np.int64)
         rank = np.empty(len(order), dtype=np.int64)
@@ -334,12 +373,11 @@ def _segments(arr: pa.Array, f: _Field, starts: np.ndarray, ends: np.ndarray):
     out = []
     for s, e, nn in zip(starts.tolist(), ends.tolist(), nulls.tolist()):
         piece = arr.slice(s, e - s)
-        real = (e - s) - nn
-        if real:
+        if (e - s) - nn:
             mm = pc.min_max(piece)
-            out.append((mm["min"].as_py(), mm["max"].as_py(), nn, 0, real))
+            out.append((mm["min"].as_py(), mm["max"].as_py(), nn, (e - s) - nn))
         else:
-            out.append((None, None, nn, 0, 0))
+            out.append((None, None, nn, 0))
     return out
 
 
@@ -348,53 +386,88 @@ def _zip_segments(lo_v: list, hi_v: list, nulls: np.ndarray, real: np.ndarray, h
     out, j = [], 0
     for nn, rr, h in zip(nulls.tolist(), real.tolist(), has.tolist()):
         if h:
-            out.append((lo_v[j], hi_v[j], nn, 0, rr))
+            out.append((lo_v[j], hi_v[j], nn, rr))
             j += 1
         else:
-            out.append((None, None, nn, 0, 0))
+            out.append((None, None, nn, 0))
     return out
 
 
-def _stats_array(f: _Field, zones: list[tuple], max_bound: int) -> dict[str, pa.Array]:
-    lo = [z[0] for z in zones]
-    hi = [z[1] for z in zones]
-    real = np.array([z[4] for z in zones], dtype=np.int64)
+def _join(parts: list):
+    """Per-zone values of several fields, end to end (numpy arrays or lists)."""
+    if all(isinstance(p, np.ndarray) for p in parts):
+        return np.concatenate(parts)
+    return [x for p in parts for x in p]
+
+
+def _stats_array(f: _Field, lo, hi, nulls: np.ndarray, nans: np.ndarray, real: np.ndarray, fields: int,
+                 zones: int, max_bound: int) -> dict[str, pa.Array]:
+    """Arrays of the zones of ``fields`` fields of one type laid end to end (``zones`` each),
+    by the spec's rules, and the same for each whole field (``file_*``: one value a field)."""
     t = f.type
-    if f.kind in ("int", "float", "bool"):
-        phys = (np.float64 if f.kind == "float" else np.uint8 if f.kind == "bool" else
-                np.uint64 if pa.types.is_unsigned_integer(t) else np.int64)
-        lo_a = np.array([x if x is not None else 0 for x in lo], dtype=phys)
-        hi_a = np.array([x if x is not None else 0 for x in hi], dtype=phys)
+    has = (real > 0).reshape(fields, zones)
+    if f.kind != "other":
+        lo, hi = np.asarray(lo), np.asarray(hi)
         if f.kind == "float":
-            lo_a = np.where(real > 0, lo_a, -np.inf)
-            hi_a = np.where(real > 0, hi_a, np.inf)
-            lo_a = np.where(lo_a == 0, -0.0, lo_a)
-            hi_a = np.where(hi_a == 0, 0.0, hi_a)
-            lo_arr, hi_arr = pa.array(lo_a).cast(t, safe=False), pa.array(hi_a).cast(t, safe=False)
-        elif f.kind == "bool":
-            lo_arr = pa.array(np.where(real > 0, lo_a, 0).astype(bool))
-            hi_arr = pa.array(np.where(real > 0, hi_a, 1).astype(bool))
+            lo = np.where(real > 0, lo, -np.inf)
+            hi = np.where(real > 0, hi, np.inf)
+            lo = np.where(lo == 0, -0.0, lo)  # a min of zero is -0.0, a max of zero +0.0
+            hi = np.where(hi == 0, 0.0, hi)
+            unknown_lo, unknown_hi = -np.inf, np.inf
         else:
-            storage = pa.int64() if not pa.types.is_temporal(t) else (pa.int64() if t.bit_width == 64 else pa.int32())
-            if pa.types.is_integer(t):
-                storage = t
-                info = np.iinfo(t.to_pandas_dtype())
-            else:
-                info = np.iinfo(np.int64 if t.bit_width == 64 else np.int32)
-            lo_a = np.where(real > 0, lo_a, info.min).astype(storage.to_pandas_dtype())
-            hi_a = np.where(real > 0, hi_a, info.max).astype(storage.to_pandas_dtype())
-            lo_arr = pa.array(lo_a, storage).view(t) if storage != t else pa.array(lo_a, t)
-            hi_arr = pa.array(hi_a, storage).view(t) if storage != t else pa.array(hi_a, t)
+            info = np.iinfo(lo.dtype)
+            unknown_lo, unknown_hi = (0, 1) if f.kind == "bool" else (info.min, info.max)
+            lo = np.where(real > 0, lo, unknown_lo).astype(lo.dtype)
+            hi = np.where(real > 0, hi, unknown_hi).astype(hi.dtype)
+        # the whole field: the bounds of its zones that have values
+        file_lo = np.where(has, lo.reshape(fields, zones), unknown_hi).min(axis=1) if zones else lo[:0]
+        file_lo = np.where(has.any(axis=1), file_lo, unknown_lo).astype(lo.dtype)
+        file_hi = np.where(has, hi.reshape(fields, zones), unknown_lo).max(axis=1) if zones else hi[:0]
+        file_hi = np.where(has.any(axis=1), file_hi, unknown_hi).astype(hi.dtype)
+        if f.kind == "float":
+            file_lo = np.where(file_lo == 0, -0.0, file_lo)
+            file_hi = np.where(file_hi == 0, 0.0, file_hi)
+        arrays = [_to_arrow(x, t, f.kind) for x in (lo, hi, file_lo, file_hi)]
     else:
-        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        if any(is_type(t) for is_type in _BINARY):
             lo = [None if x is None else _truncate_min(x, max_bound) for x in lo]
             hi = [None if x is None else _truncate_max(x, max_bound) for x in hi]
-        lo_arr, hi_arr = pa.array(lo, t), pa.array(hi, t)
-    out = {"null_count": pa.array(np.array([z[2] for z in zones], dtype=np.uint64))}
-    if f.kind == "float":
-        out["nan_count"] = pa.array(np.array([z[3] for z in zones], dtype=np.uint64))
-    out["min_value"], out["max_value"] = lo_arr, hi_arr
-    return out
+        file_lo, file_hi = [], []
+        for i in range(fields):
+            ok = has[i].tolist()
+            mins = [x for x, keep in zip(lo[i * zones:(i + 1) * zones], ok) if keep]
+            maxs = [x for x, keep in zip(hi[i * zones:(i + 1) * zones], ok) if keep]
+            file_lo.append(min(mins) if mins and None not in mins else None)  # None: unknown
+            file_hi.append(max(maxs) if maxs and None not in maxs else None)
+        arrays = [pa.array(x, t) for x in (lo, hi, file_lo, file_hi)]
+    counts = [np.asarray(c, np.int64) for c in (nulls, nans)]
+    return {"null_count": pa.array(counts[0].astype(np.uint64)), "nan_count": pa.array(counts[1].astype(np.uint64)),
+            "min_value": arrays[0], "max_value": arrays[1],
+            "file_null_count": pa.array(counts[0].reshape(fields, zones).sum(axis=1).astype(np.uint64)),
+            "file_nan_count": pa.array(counts[1].reshape(fields, zones).sum(axis=1).astype(np.uint64)),
+            "file_min": arrays[2], "file_max": arrays[3]}
+
+
+def _to_arrow(values: np.ndarray, t: pa.DataType, kind: str) -> pa.Array:
+    if kind == "bool":
+        return pa.array(values.astype(bool))
+    if kind == "float":
+        return pa.array(values).cast(t, safe=False)  # float16 bounds were folded as float32: exact
+    if pa.types.is_integer(t):
+        return pa.array(values, t)
+    return pa.array(values).view(t)  # temporal: from its storage integers
+
+
+def _encode_summary(table: pa.Table) -> str:
+    """The file-level statistics as text for the statistics file's schema metadata (Arrow IPC, base64)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")
+
+
+def _decode_summary(text: str) -> pa.Table:
+    return pa.ipc.open_stream(base64.b64decode(text, validate=True)).read_all()
 
 
 def _truncate_min(x, limit: int):
@@ -483,6 +556,46 @@ class FileStatistics:
         self.fields = {int(k): str(v[0]) for k, v in layout.items()}
         if self._reader.num_rows() != len(self._where):
             raise ValueError(f"{self._reader.num_rows()} rows of statistics for {len(self._where)} fields")
+        self._summary_text = meta.get(FILE_SUMMARY_KEY)  # absent in files of earlier lancefile versions
+
+    def _file_summary(self) -> pa.Table | None:
+        """The whole file's statistics (one row per field, rows as in the zone table), or None."""
+        if self._summary_text is not None:
+            text, self._summary_text = self._summary_text, None
+            try:
+                summary = _decode_summary(text)
+                ids = np.asarray(summary.column("field_id").to_numpy(zero_copy_only=False), dtype=np.int64)
+                rows = {row: fid for fid, (row, _, _) in self._where.items()}
+                if len(ids) != len(rows) or any(ids[row] != fid for row, fid in rows.items()):
+                    raise ValueError("its rows do not match the statistics' fields")
+                self._summary = summary
+            except (ValueError, KeyError, IndexError, pa.ArrowException) as exc:
+                warnings.warn(f"{self._outer.path}: ignoring the unusable file-level statistics: {exc}",
+                              StatisticsWarning, stacklevel=4)
+        return getattr(self, "_summary", None)
+
+    def file_stats(self, path: tuple[str, ...]):
+        """The whole file as one zone: a :class:`~lancefile.predicate.ZoneStats` for the field at ``path``, or None."""
+        from .predicate import ZoneStats
+
+        summary = self._file_summary()
+        fid = self._field_id(path)
+        if summary is None or fid is None or fid not in self._where:
+            return None
+        row, slot, _ = self._where[fid]
+        one = summary.slice(row, 1)
+        counts = [np.asarray(one.column(name).to_numpy(zero_copy_only=False), dtype=np.int64)
+                  for name in ("null_count", "nan_count")]
+        return ZoneStats(np.array([self._outer.num_rows()], np.int64), counts[0], counts[1],
+                         one.column(f"min_{slot}").chunk(0), one.column(f"max_{slot}").chunk(0))
+
+    def _field_id(self, path: tuple[str, ...]) -> int | None:
+        from .projection import field_path
+
+        try:
+            return field_path(self._outer._lance_schema, ".".join(path))[-1].id
+        except LanceError:
+            return None
 
     def column(self, field_id: int):
         """Field ``field_id``'s statistics as a struct array (one value per zone), or None."""
@@ -534,13 +647,9 @@ class FileStatistics:
     def zone_stats(self, path: tuple[str, ...]):
         """The :class:`~lancefile.predicate.ZoneStats` of the field at ``path``, or None."""
         from .predicate import ZoneStats
-        from .projection import field_path
 
-        try:
-            fid = field_path(self._outer._lance_schema, ".".join(path))[-1].id
-        except LanceError:
-            return None
-        col = self.column(fid)
+        fid = self._field_id(path)
+        col = None if fid is None else self.column(fid)
         if col is None:
             return None
         counts = {name: col.field(name).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -556,6 +665,8 @@ class FileStatistics:
             return []
         if expr is None or not self.available:
             return [(start, stop)]
+        if not zones_may_match(expr, 1, self.file_stats)[0]:  # the whole file's bounds rule it out
+            return []
         may = zones_may_match(expr, len(self.num_rows), self.zone_stats)
         lo = np.maximum(self.row_offset, start)
         hi = np.minimum(self.row_offset + self.num_rows, stop)

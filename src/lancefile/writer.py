@@ -264,6 +264,36 @@ def _has_extension(t: pa.DataType) -> bool:
     return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
 
 
+_EMBED_DIR: list[str] = []  # this process's private directory for embedded files, made once
+
+
+def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
+    """``table`` as the bytes of a small Lance file to embed in another file (statistics).
+
+    Made in a private temporary directory of this process (never beside the user's file,
+    removed at exit) under a unique name removed at once, and never synced to disk: the
+    file it goes into is. One directory per process: making and removing one per file
+    costs more than writing the file.
+    """
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _EMBED_DIR or not os.path.isdir(_EMBED_DIR[0]):
+        _EMBED_DIR[:] = [tempfile.mkdtemp(prefix="lancefile-embedded-")]
+        atexit.register(shutil.rmtree, _EMBED_DIR[0], True)
+    w = LanceFileWriter(os.path.join(_EMBED_DIR[0], "embedded.lance"), table.schema, version=version,
+                        statistics=False)
+    try:
+        w.write_batch(table)
+        w._finish()
+        w._sink.file.flush()
+        with open(w._tmp, "rb") as fh:
+            return fh.read()
+    finally:
+        w.abort()
+
+
 class LanceFileWriter:
     """Writes a Lance file, mirroring ``lance.file.LanceFileWriter``.
 

@@ -1,0 +1,228 @@
+"""Gathering statistics on write: the compiled kernels against their plain twins, results that
+do not depend on how rows arrive (batches, flushes, the background thread), and the whole
+file's statistics that answer a filter no row can match."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from unittest import mock
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lancefile
+import lancefile.statistics as statistics
+from lancefile.encodings.kernels.minmax import (
+    ZoneAccumulator, binary_bounds, binary_minmax_rows_py, zone_bounds_py,
+)
+from lancefile.io import CountingSource, LocalFileSource
+from lancefile.statistics import StatisticsWarning
+
+_NUMBERS = {
+    "int8": (np.int8, st.integers(-128, 127)),
+    "int64": (np.int64, st.integers(-2**63, 2**63 - 1)),
+    "uint64": (np.uint64, st.integers(0, 2**64 - 1)),
+    "float32": (np.float32, st.floats(width=32, allow_nan=True, allow_infinity=True)),
+    "float64": (np.float64, st.floats(allow_nan=True, allow_infinity=True)),
+}
+
+
+@st.composite
+def _numbers(draw):
+    name = draw(st.sampled_from(sorted(_NUMBERS)))
+    dtype, values = _NUMBERS[name]
+    col = draw(st.lists(st.one_of(st.none(), values), max_size=70))
+    skip = draw(st.integers(0, 9))  # a slice: values and validity bits start mid-buffer
+    cuts = sorted(draw(st.lists(st.integers(0, len(col)), max_size=4)))
+    return np.dtype(dtype), col, skip, cuts, draw(st.integers(1, 9))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_numbers())
+def test_zone_bounds_kernel_matches_its_python_twin(case):
+    dtype, col, skip, cuts, zone = case
+    arr = pa.array([0] * skip + col, pa.from_numpy_dtype(dtype)).slice(skip)
+    acc = ZoneAccumulator(dtype, zone)
+    twin = ZoneAccumulator(dtype, zone)
+    twin._grow(-(-len(col) // zone) + 1)
+    for a, b in zip([0] + cuts, cuts + [len(col)]):  # the column in several chunks
+        part = arr.slice(a, b - a)
+        values = np.frombuffer(part.buffers()[1], dtype, count=len(part), offset=part.offset * dtype.itemsize)
+        bitmap = np.frombuffer(part.buffers()[0], np.uint8) if part.null_count else None
+        acc.add(values, bitmap, part.offset)
+        zone_bounds_py(values, bitmap, part.offset, bitmap is not None, a, zone, twin.bounds[0], twin.bounds[1],
+                       twin.counts[0], twin.counts[1], twin.counts[2])
+    twin.rows = len(col)
+    for got, want in zip(acc.zones(), twin.zones()):
+        assert np.array_equal(got, want, equal_nan=True)
+    lo, hi, nulls, nans, real = acc.zones()
+    for z in range(len(real)):  # and against the rules directly
+        part = col[z * zone:(z + 1) * zone]
+        ok = [v for v in part if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        assert (nulls[z], nans[z], real[z]) == (part.count(None), len(part) - part.count(None) - len(ok), len(ok))
+        if ok:
+            assert lo[z] == dtype.type(min(ok)) and hi[z] == dtype.type(max(ok))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=20), st.sampled_from([b"", b"ab", b"ab\x00", b"abcdefgh",
+                                                                                b"abcdefgh\x00", b"abcdefghi"])),
+                max_size=50),
+       st.integers(1, 7), st.integers(0, 9), st.booleans())
+def test_binary_bounds_kernel_reads_arrow_bitmaps_in_place(values, zone, skip, large):
+    """Ties in the 8-byte prefix (``ab`` / ``ab\\0``, ``abcdefgh`` / ``abcdefgh\\0``) decided by length or tail."""
+    arr = pa.array([b"x"] * skip + values, pa.large_binary() if large else pa.binary()).slice(skip)
+    bufs = arr.buffers()
+    width = np.int64 if large else np.int32
+    offsets = np.frombuffer(bufs[1], width, count=len(arr) + 1, offset=arr.offset * np.dtype(width).itemsize)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    bitmap = np.frombuffer(bufs[0], np.uint8) if arr.null_count else None
+    starts = np.arange(0, len(values), zone, dtype=np.int64)
+    ends = np.append(starts[1:], len(values)).astype(np.int64)
+    lo, hi, count = binary_bounds(offsets, data, bitmap, arr.offset, starts, ends)
+    valid = None if bitmap is None else np.array([v is not None for v in values])
+    want_lo, want_hi = binary_minmax_rows_py(offsets, data, valid, starts, ends)
+    pick = [lambda rows: [values[i] if i >= 0 else None for i in rows]]
+    assert pick[0](lo) == pick[0](want_lo) and pick[0](hi) == pick[0](want_hi)
+    assert count.tolist() == [sum(v is not None for v in values[s:e]) for s, e in zip(starts, ends)]
+
+
+def test_kernels_refuse_buffers_too_small_for_their_rows():
+    offsets = np.array([0, 1, 2], np.int32)
+    data = np.frombuffer(b"ab", np.uint8)
+    with pytest.raises(ValueError):
+        binary_bounds(offsets, data, None, 0, np.array([0]), np.array([3]))  # 3 rows, 2 values
+    with pytest.raises(ValueError):
+        binary_bounds(offsets, data, np.zeros(1, np.uint8), 7, np.array([0]), np.array([2]))  # 2 bits from bit 7
+    with pytest.raises(ValueError):
+        ZoneAccumulator(np.dtype(np.int64), 4).add(np.arange(9), np.zeros(1, np.uint8))
+
+
+# -- the same statistics however the rows arrive --------------------------------------------------
+
+@st.composite
+def _table_and_batches(draw):
+    n = draw(st.integers(1, 120))
+    ints = draw(st.lists(st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)), min_size=n, max_size=n))
+    floats = draw(st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), min_size=n, max_size=n))
+    strings = draw(st.lists(st.one_of(st.none(), st.text(max_size=12)), min_size=n, max_size=n))
+    bools = draw(st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n))
+    t = pa.table({"i": pa.array(ints, pa.int64()), "f": pa.array(floats, pa.float64()), "s": pa.array(strings, pa.string()),
+                  "b": pa.array(bools, pa.bool_()), "d": pa.array(strings, pa.string()).dictionary_encode(),
+                  "st": pa.StructArray.from_arrays([pa.array(ints, pa.int64())], ["x"],
+                                                   mask=pa.array([v is None for v in bools]))})
+    cuts = sorted(set(draw(st.lists(st.integers(1, n - 1), max_size=6)))) if n > 1 else []
+    return t, cuts, draw(st.integers(1, 9))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_table_and_batches())
+def test_statistics_do_not_depend_on_how_rows_arrive(tmp_path_factory, case):
+    t, cuts, zone = case
+    d = tmp_path_factory.mktemp("arrive")
+    whole = str(d / "whole.lance")
+    lancefile.write_table(t, whole, statistics_zone_rows=zone)
+    split = str(d / "split.lance")
+    # many flushes (a tiny data cache), every one through the background thread
+    with mock.patch.object(statistics, "BACKGROUND_ROWS", 0), mock.patch.object(statistics, "PENDING_FLUSHES", 1):
+        with lancefile.LanceFileWriter(split, t.schema, statistics_zone_rows=zone, data_cache_bytes=64) as w:
+            for a, b in zip([0] + cuts, cuts + [t.num_rows]):
+                w.write_batch(t.slice(a, b - a))
+    want = lancefile.LanceFileReader(whole).statistics()
+    got = lancefile.LanceFileReader(split).statistics()
+    assert set(got) == set(want) == {"i", "f", "s", "b", "d", "st.x"}
+    for name in want:
+        assert got[name].equals(want[name]), name
+
+
+# -- the whole file's statistics ------------------------------------------------------------------
+
+def test_whole_file_statistics_bound_the_file(tmp_path):
+    t = pa.table({
+        "i": pa.array([None, 5, -3, None, 2**40], pa.int64()),
+        "u": pa.array([2**64 - 1, 2**63 + 5, None, 7, 0], pa.uint64()),
+        "f": pa.array([0.0, float("nan"), -0.0, None, 2.5]),
+        "n": pa.array([None] * 5, pa.float32()),
+        "s": pa.array(["zz" * 50, "a", None, "m", "b"]),
+        "e": pa.array([None] * 5, pa.string()),
+        "t": pa.array([10, None, 3, 4, 5], pa.timestamp("ms")),
+    })
+    path = str(tmp_path / "w.lance")
+    lancefile.write_table(t, path, statistics_zone_rows=2, statistics_max_bound_bytes=8)
+    fs = lancefile.LanceFileReader(path)._file_statistics()
+    whole = {name: fs.file_stats((name,)) for name in t.column_names}
+    i = whole["i"]
+    assert (i.null_count[0], i.min[0].as_py(), i.max[0].as_py()) == (2, -3, 2**40)
+    assert (whole["u"].min[0].as_py(), whole["u"].max[0].as_py()) == (0, 2**64 - 1)
+    f = whole["f"]
+    assert (f.null_count[0], f.nan_count[0], f.max[0].as_py()) == (1, 1, 2.5)
+    assert f.min[0].as_py() == 0 and math.copysign(1, f.min[0].as_py()) == -1  # a min of zero is -0.0
+    n = whole["n"]  # no value at all: the widest bounds
+    assert (n.null_count[0], n.min[0].as_py(), n.max[0].as_py()) == (5, -math.inf, math.inf)
+    assert (whole["s"].min[0].as_py(), whole["s"].max[0].as_py()) == ("a", "zzzzzzz{")  # the zones' truncated max
+    assert whole["e"].min[0].as_py() is None and whole["e"].null_count[0] == 5
+    assert whole["t"].min[0].value == 3 and whole["t"].max[0].value == 10
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+def test_a_filter_no_row_matches_reads_no_zone_statistics(tmp_path, version):
+    n = 100_000
+    t = pa.table({"key": np.arange(n, dtype=np.int64), "s": pa.array([f"k{i:06d}" for i in range(n)]),
+                  "x": np.random.default_rng(0).random(n)})
+    path = str(tmp_path / "t.lance")
+    lancefile.write_table(t, path, version=version)
+    src = CountingSource(LocalFileSource(path))
+    reader = lancefile.LanceFileReader(src)
+    reader._file_statistics()
+    opened = src.bytes_read  # the file's metadata and the statistics file's footer
+    for f in ([("key", ">", n)], pc.field("s") < "a", (pc.field("key") < 0) | pc.field("s").is_null(),
+              pc.field("key").isin([-5, n + 5])):
+        got = reader.read_all(filter=f).to_table()
+        assert got.num_rows == 0 and got.schema == t.schema, f
+        assert reader.matching_ranges(f) == []
+    assert src.bytes_read == opened  # nothing more: no zone statistics, no data
+    assert lancefile.read_table(path, columns=["x"], filters=[("key", ">", n)]).schema == t.select(["x"]).schema
+    # a filter some rows match still reads only its zones
+    assert reader.matching_ranges([("key", ">=", n - 10)]) == [(n - n % 8192, n)]
+
+
+def test_files_whose_statistics_have_no_whole_file_part_still_prune(tmp_path):
+    t = pa.table({"a": np.arange(30_000)})
+    table = statistics.StatisticsCollector.table
+
+    def without_summary(self, rows):
+        out = table(self, rows)
+        meta = {k: v for k, v in out.schema.metadata.items() if k != statistics.FILE_SUMMARY_KEY.encode()}
+        return out.replace_schema_metadata(meta)
+
+    path = str(tmp_path / "old.lance")
+    with mock.patch.object(statistics.StatisticsCollector, "table", without_summary):
+        lancefile.write_table(t, path)
+    r = lancefile.LanceFileReader(path)
+    assert r._file_statistics().file_stats(("a",)) is None
+    assert r.matching_ranges([("a", ">", 10**6)]) == []  # from the zones
+    assert lancefile.read_table(path, filters=[("a", ">=", 29_998)]).column("a").to_pylist() == [29_998, 29_999]
+
+
+def test_damaged_whole_file_statistics_are_ignored_with_a_warning(tmp_path):
+    t = pa.table({"a": np.arange(20_000)})
+    path = str(tmp_path / "t.lance")
+    lancefile.write_table(t, path, checksums=False)
+    data = bytearray(open(path, "rb").read())
+    r = lancefile.LanceFileReader(path)
+    text = r._file_statistics()._summary_text.encode()
+    at = bytes(data).find(text)
+    assert at > 0
+    data[at + 10: at + 14] = b"!!!!"  # no longer base64
+    bad = str(tmp_path / "bad.lance")
+    open(bad, "wb").write(bytes(data))
+    with pytest.warns(StatisticsWarning):
+        assert lancefile.read_table(bad, filters=[("a", ">", 19_997)]).column("a").to_pylist() == [19_998, 19_999]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatisticsWarning)
+        assert lancefile.read_table(bad, filters=[("a", "<", 0)]).num_rows == 0
