@@ -47,6 +47,11 @@ def test_round_trip_and_request_counts(s3):
     assert all(m == "GET" and r for m, _, r in reads)
     # the scan fetches each page whole, ahead of decoding (lancefile.prefetch): one GET a page at most
     assert 1 <= len(reads) <= len(pages), (reads, len(pages))
+    # what the scan fetched ahead goes with the scan (the reader stays open)
+    import gc
+
+    gc.collect()
+    assert all(ref() is None for ref in reader._source._prefetched)
     # a take of 3 scattered rows: at most one GET per row
     assert reader.take_rows([5, 100_000, 199_999]).to_table().column("x").to_pylist() == \
         table.column("x").take([5, 100_000, 199_999]).to_pylist()

@@ -189,6 +189,7 @@ class _BaseSource:
             return []
         order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
         out: list[memoryview | None] = [None] * len(ranges)
+        groups = []  # (start, end, indices of the ranges it holds)
         i = 0
         while i < len(order):
             start = ranges[order[i]][0]
@@ -197,11 +198,16 @@ class _BaseSource:
             while j < len(order) and ranges[order[j]][0] <= end + self.coalesce_gap:
                 end = max(end, ranges[order[j]][0] + ranges[order[j]][1])
                 j += 1
-            block = self.read(start, end - start)
-            for k in order[i:j]:
+            groups.append((start, end, order[i:j]))
+            i = j
+        if len(groups) > 1 and getattr(self, "remote", False):  # an object store: the requests go out at once
+            blocks = list(_fetch_pool().map(lambda g: self.read(g[0], g[1] - g[0]), groups))
+        else:
+            blocks = [self.read(start, end - start) for start, end, _ in groups]
+        for (start, _, members), block in zip(groups, blocks):
+            for k in members:
                 off, ln = ranges[k]
                 out[k] = block[off - start : off - start + ln]
-            i = j
         return out  # type: ignore[return-value]
 
     def read_into(self, offset: int, out: memoryview) -> None:

@@ -34,6 +34,7 @@ import random
 import re
 import threading
 import time
+import weakref
 from concurrent.futures import wait
 from dataclasses import dataclass, field, replace
 
@@ -196,15 +197,18 @@ def coalesce(ranges, gap: int) -> list[tuple[int, int]]:
 class _Prefetched:
     """A range being fetched in the background: its buffer fills as its parts arrive."""
 
-    __slots__ = ("start", "stop", "buf", "futures", "gen")
+    __slots__ = ("start", "stop", "buf", "futures", "step", "__weakref__")
 
-    def __init__(self, start: int, buf: memoryview, futures: list, gen: int) -> None:
-        self.start, self.stop, self.buf, self.futures, self.gen = start, start + len(buf), buf, futures, gen
+    def __init__(self, start: int, buf: memoryview, parts: tuple[list, int]) -> None:
+        self.start, self.stop, self.buf = start, start + len(buf), buf
+        self.futures, self.step = parts
 
     def view(self, offset: int, length: int) -> memoryview:
-        for f in self.futures:
+        """The bytes at ``offset``, once the parts holding them have arrived (not the others)."""
+        lo = offset - self.start
+        for f in self.futures[lo // self.step : -(-(lo + length) // self.step)]:
             f.result()  # raises what the fetch raised (after its retries)
-        return self.buf[offset - self.start : offset - self.start + length]
+        return self.buf[lo : lo + length]
 
 
 class ArrowFsSource(_BaseSource):
@@ -219,8 +223,8 @@ class ArrowFsSource(_BaseSource):
 
     :meth:`prefetch` starts fetching ranges a reader is about to need (a scan's next pages,
     :mod:`lancefile.prefetch`), coalesced and in parallel; a later read that lies inside one
-    of them waits for it instead of making a request of its own. What was prefetched is kept
-    for two rounds of prefetching (the chunk being decoded and the one read ahead).
+    of them waits for it instead of making a request of its own. The source holds them weakly:
+    they live as long as the caller keeps what :meth:`prefetch` returned (a scan, its chunks).
 
     Example::
 
@@ -242,35 +246,46 @@ class ArrowFsSource(_BaseSource):
         self._retry = retry or RetryPolicy()
         self._f = self._retry.call(self.name, "open", lambda: filesystem.open_input_file(path), store)
         self._size = self._f.size()
-        self._prefetched: list[_Prefetched] = []
-        self._gen = 0
+        self._prefetched: list[weakref.ref] = []
         self._plock = threading.Lock()
 
-    def prefetch(self, ranges) -> None:
-        """Start fetching ``ranges`` (``(offset, length)``, coalesced) in the background."""
+    def prefetch(self, ranges) -> list:
+        """Start fetching ``ranges`` (``(offset, length)``, coalesced) in the background.
+
+        Returns the fetches (already running ones included); reads find them while the caller
+        holds on to this list.
+        """
+        out = []
         with self._plock:
-            self._gen += 1
-            gen = self._gen
-            keep = [e for e in self._prefetched if e.gen >= gen - 1]
-            for off, n in coalesce(ranges, self.coalesce_gap):
+            live = [e for e in (r() for r in self._prefetched) if e is not None]
+            missing = []
+            for off, n in ranges:  # ranges already fetched (a page shared with the last chunk) are kept
                 if off < 0 or off + n > self._size:
                     continue  # the reads themselves will report it
-                hit = next((e for e in keep if e.start <= off and off + n <= e.stop), None)
-                if hit is not None:
-                    hit.gen = gen
-                    continue
+                hit = next((e for e in live if e.start <= off and off + n <= e.stop), None)
+                if hit is None:
+                    missing.append((off, n))
+                elif hit not in out:
+                    out.append(hit)
+            for off, n in coalesce(missing, self.coalesce_gap):
                 buf = new_buffer(n).cast("B")
-                keep.append(_Prefetched(off, buf, self._submit_parts(off, buf), gen))
-            self._prefetched = keep
+                out.append(_Prefetched(off, buf, self._submit_parts(off, buf)))
+                live.append(out[-1])
+            self._prefetched = [weakref.ref(e) for e in live]
+        return out
 
     def _cached(self, offset: int, length: int) -> _Prefetched | None:
         if not self._prefetched:
             return None
         with self._plock:
-            return next((e for e in self._prefetched if e.start <= offset and offset + length <= e.stop), None)
+            for r in self._prefetched:
+                e = r()
+                if e is not None and e.start <= offset and offset + length <= e.stop:
+                    return e
+        return None
 
-    def _submit_parts(self, offset: int, out: memoryview) -> list:
-        """Fetch ``len(out)`` bytes at ``offset`` into ``out`` as parts on the pool; their futures."""
+    def _submit_parts(self, offset: int, out: memoryview) -> tuple[list, int]:
+        """Fetch ``len(out)`` bytes at ``offset`` into ``out`` as parts on the pool: (their futures, part size)."""
         length = len(out)
         n = -(-length // PART_BYTES)
         step = -(-length // n)  # equal parts, each at most PART_BYTES
@@ -279,7 +294,7 @@ class ArrowFsSource(_BaseSource):
             hi = min(lo + step, length)
             out[lo:hi] = memoryview(self._get(offset + lo, hi - lo))
 
-        return [_pool().submit(part, lo) for lo in range(0, length, step)]
+        return [_pool().submit(part, lo) for lo in range(0, length, step)], step
 
     def _get(self, offset: int, length: int):
         if self._f.closed:
@@ -314,7 +329,7 @@ class ArrowFsSource(_BaseSource):
             if length:
                 out[:] = memoryview(self._get(offset, length))
             return
-        futures = self._submit_parts(offset, out)
+        futures, _ = self._submit_parts(offset, out)
         try:
             for f in futures:
                 f.result()

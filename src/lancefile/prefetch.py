@@ -7,7 +7,9 @@ can :meth:`~lancefile.objectstore.ArrowFsSource.prefetch` the byte ranges of eve
 the projected columns that holds rows of the chunk, before the decoders start: they are
 fetched coalesced and in parallel, and the decoders' reads find them in memory, as the
 reference's scheduler does. Ranges are widened to whole 16 KiB checksum blocks, which is what
-checked reads ask for. Local sources have no ``prefetch`` and pay nothing.
+checked reads ask for. The fetched pages live in the scan's page cache (``holder``) for the
+chunk being decoded and the one read ahead, and go with it when the scan ends. Local sources
+have no ``prefetch`` and pay nothing.
 
 Example::
 
@@ -46,11 +48,16 @@ def page_ranges(layout, columns, start: int, stop: int) -> list[tuple[int, int]]
     return out
 
 
-def prefetch_pages(source, layout, columns, start: int, stop: int) -> None:
+# the key of a scan's page cache under which the prefetched pages of its last chunks are kept
+HOLDER_KEY = "lancefile.prefetch"
+
+
+def prefetch_pages(source, layout, columns, start: int, stop: int, holder: dict) -> None:
     """Ask ``source`` to fetch the pages of rows [start, stop) ahead, if it can.
 
     ``columns`` is a sequence of column indices, or a function giving one (called only when
-    the source prefetches).
+    the source prefetches). ``holder`` (a scan's page cache) keeps the pages of the last two
+    calls alive: the chunk being decoded and the one read ahead.
     """
     prefetch = getattr(source, "prefetch", None)
     if prefetch is None or stop <= start:
@@ -61,4 +68,7 @@ def prefetch_pages(source, layout, columns, start: int, stop: int) -> None:
         return
     size = source.size
     b = BLOCK_BYTES
-    prefetch([((o // b) * b, min(size, -(-(o + n) // b) * b) - (o // b) * b) for o, n in ranges])
+    fetched = prefetch([((o // b) * b, min(size, -(-(o + n) // b) * b) - (o // b) * b) for o, n in ranges])
+    held = holder.setdefault(HOLDER_KEY, [])
+    held.append(fetched)
+    del held[:-2]

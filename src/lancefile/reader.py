@@ -375,7 +375,7 @@ class LanceFileReader:
         self._check_open()  # results are lazy: they may be iterated after close()
         readers = self._field_readers
         if sel.is_range:  # an object store fetches the chunk's pages at once (lancefile.prefetch)
-            prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop)
+            prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop, cache)
         tasks = None
         if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
                 and self._tasks > 1 and fieldtasks.READ_THREADS > 1):

@@ -94,6 +94,10 @@ def test_write_files_and_refuse_a_dataset(spark, s3):
     assert len(names) == 2 and all(n.startswith("part-") and n.endswith(".lance") for n in names), names  # nothing staged left
     assert _sorted(_load(spark, options, out)).equals(_table(2000))
     assert sum(lancefile.read_table(f"{out}/{n}", storage_options=options).num_rows for n in names) == 2000
+    with pytest.raises(lancefile.LanceIOError, match="already exists"):
+        lancefile.spark.save(df, out, mode="error", format="files", **options)
+    lancefile.spark.save(df, out, mode="ignore", format="files", **options)  # nothing written
+    assert _load(spark, options, out).count() == 2000
     with pytest.raises(Exception, match="If-None-Match"):
         df.write.format("lance").option("aws_endpoint", options["aws_endpoint"]).option("allow_http", "true") \
             .mode("append").save(f"s3://{BUCKET}/not-a-dataset")

@@ -110,11 +110,19 @@ def save(df, path: str, mode: str = "error", **options) -> None:
     nothing.
     """
     from .files import local_path
+    from .remote import is_remote_path, normalize_path, storage_options
 
     m = str(mode).lower()
     if m not in _SAVE_MODES:
         raise InvalidInputError(f"unknown save mode {mode!r}; use one of append, overwrite, error, ignore")
-    exists = os.path.exists(local_path(path))
+    if is_remote_path(normalize_path(path)):
+        from ..objectstore import resolve_store
+
+        so = storage_options({str(k).lower(): str(v) for k, v in options.items()}, {})
+        store = resolve_store(normalize_path(path).rstrip("/"), so)
+        exists = store.info().type.name != "NotFound"
+    else:
+        exists = os.path.exists(local_path(path))
     if m in ("error", "errorifexists", "default"):
         if exists:
             raise LanceIOError(f"{path} already exists (save mode {mode!r}); use mode='append' or 'overwrite'")
