@@ -226,3 +226,21 @@ def test_damaged_whole_file_statistics_are_ignored_with_a_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
         assert lancefile.read_table(bad, filters=[("a", "<", 0)]).num_rows == 0
+
+
+def test_zones_every_row_of_which_matches_are_not_filtered(tmp_path):
+    n = 40_000
+    t = pa.table({"key": np.arange(n, dtype=np.int64), "x": np.random.default_rng(1).random(n),
+                  "maybe": pa.array([None if i % 9 == 0 else i for i in range(n)], pa.int64())})
+    path = str(tmp_path / "t.lance")
+    lancefile.write_table(t, path, statistics_zone_rows=4096)
+    fs = lancefile.LanceFileReader(path)._file_statistics()
+    f = (pc.field("key") >= 5000) & (pc.field("key") < 30000)
+    assert fs.filter_plan(f, 0, n) == [(4096, 8192, False), (8192, 28672, True), (28672, 32768, False)]
+    assert fs.filter_plan(~(pc.field("key") < 5000), 0, n)[-1] == (8192, n, True)
+    assert fs.filter_plan(pc.field("maybe") >= 0, 0, n) == [(0, n, False)]  # null rows are not matches
+    assert fs.filter_plan(pc.field("maybe").is_null() | (pc.field("maybe") >= 0), 0, n) == [(0, n, False)]
+    assert fs.filter_plan(pc.field("x").is_valid(), 0, n) == [(0, n, True)]
+    for cols in (None, ["x"], ["maybe", "x"]):
+        got = lancefile.read_table(path, columns=cols, filters=f)
+        assert got.equals(t.filter(f).select(cols or t.column_names))

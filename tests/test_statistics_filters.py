@@ -266,6 +266,11 @@ def test_filters_equal_pyarrow_and_statistics_bound_their_zones(tmp_path_factory
         expr = ~expr
     got = lancefile.read_table(path, filters=expr)
     assert got.column("row").equals(t.filter(expr).column("row"))  # the same rows (NaN != NaN in equals)
+    got = lancefile.read_table(path, columns=["row"], filters=expr)  # the filter's column not projected
+    assert got.column("row").equals(t.filter(expr).column("row"))
+    for a, b, every in lancefile.LanceFileReader(path)._file_statistics().filter_plan(expr, 0, len(col)):
+        if every:  # zones read without evaluating the filter: every row must match
+            assert t.slice(a, b - a).filter(expr).num_rows == b - a, (a, b)
     stats = lancefile.LanceFileReader(path).statistics(["v"]) if len(col) else {}
     if not stats:
         return

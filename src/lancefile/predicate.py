@@ -30,7 +30,8 @@ import pyarrow.ipc as ipc
 
 from .errors import ColumnNotFoundError, InvalidInputError
 
-__all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match"]
+__all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match",
+           "zone_outcomes"]
 
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _FLIP = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_equal": "greater_equal",
@@ -201,14 +202,26 @@ class ZoneStats:
 def zones_may_match(expr: pc.Expression, num_zones: int,
                     stats_for: Callable[[tuple[str, ...]], ZoneStats | None]) -> np.ndarray:
     """Which zones may hold a row for which ``expr`` is true (never False for one that does)."""
+    return zone_outcomes(expr, num_zones, stats_for)[0]
+
+
+def zone_outcomes(expr: pc.Expression, num_zones: int,
+                  stats_for: Callable[[tuple[str, ...]], ZoneStats | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(may match, all match) per zone: whether some row may make ``expr`` true (never False
+    for a zone where one does), and whether every row certainly does (never True for a zone
+    where one does not: such zones need no filtering)."""
     tree = parse(expr)
     if tree is None:
-        return np.ones(num_zones, dtype=bool)
-    return np.asarray(_Pruner(num_zones, stats_for).visit(tree)[0], dtype=bool)
+        return np.ones(num_zones, dtype=bool), np.zeros(num_zones, dtype=bool)
+    can_true, can_false, can_null = _Pruner(num_zones, stats_for).visit(tree)
+    return np.asarray(can_true, dtype=bool), np.asarray(~can_false & ~can_null, dtype=bool)
 
 
 class _Pruner:
-    """(can be true, can be false) per zone, for each node of an expression."""
+    """(can be true, can be false, can be null) per zone, for each node of an expression.
+
+    Each is an over-approximation: False only where no row of the zone can give that outcome.
+    """
 
     def __init__(self, n: int, stats_for) -> None:
         self.n = n
@@ -217,7 +230,7 @@ class _Pruner:
         self.none = np.zeros(n, dtype=bool)
 
     def unknown(self):
-        return self.all, self.all
+        return self.all, self.all, self.all
 
     def visit(self, node: Node):
         try:
@@ -231,32 +244,38 @@ class _Pruner:
             v = node.value
             if pa.types.is_boolean(v.type):
                 if not v.is_valid:
-                    return self.none, self.none
-                return (self.all, self.none) if v.as_py() else (self.none, self.all)
+                    return self.none, self.none, self.all
+                return (self.all, self.none, self.none) if v.as_py() else (self.none, self.all, self.none)
             return self.unknown()
         if node.kind == "field":
             st = self.stats_for(node.path)
             if st is None or not pa.types.is_boolean(st.min.type):
                 return self.unknown()
             real = st.num_rows - st.null_count > 0
-            return (real & _known(pc.equal(st.max, True)), real & _known(pc.equal(st.min, False)))
+            return (real & _known(pc.equal(st.max, True)), real & _known(pc.equal(st.min, False)),
+                    st.null_count > 0)
         name, args = node.name, node.args
-        if name in ("and_kleene", "and"):
+        if name in ("and_kleene", "and", "or_kleene", "or"):
             parts = [self.visit(a) for a in args]
-            return np.logical_and.reduce([p[0] for p in parts]), np.logical_or.reduce([p[1] for p in parts])
-        if name in ("or_kleene", "or"):
-            parts = [self.visit(a) for a in args]
-            return np.logical_or.reduce([p[0] for p in parts]), np.logical_and.reduce([p[1] for p in parts])
+            ts, fs, ns = ([p[k] for p in parts] for k in range(3))
+            null = np.logical_or.reduce(ns)  # (Kleene: false AND null is false; still a safe guess)
+            if name.startswith("and"):
+                return np.logical_and.reduce(ts), np.logical_or.reduce(fs), null
+            return np.logical_or.reduce(ts), np.logical_and.reduce(fs), null
         if name == "invert" and len(args) == 1:
-            t, f = self.visit(args[0])
-            return f, t
+            t, f, n = self.visit(args[0])
+            return f, t, n
         if name in _COMPARE and len(args) == 2:
             a, b = args
             if a.kind == "literal" and b.kind == "field":
                 a, b, name = b, a, _FLIP[name]
             if a.kind == "field" and b.kind == "literal":
                 st = self.stats_for(a.path)
-                return self.unknown() if st is None else self._compare(name, st, b.value)
+                if st is None:
+                    return self.unknown()
+                if not b.value.is_valid:  # compared with null: every row is null
+                    return self.none, self.none, self.all
+                return self._compare(name, st, b.value) + (st.null_count > 0,)
             return self.unknown()
         if name in ("is_null", "is_valid") and len(args) == 1 and args[0].kind == "field":
             st = self.stats_for(args[0].path)
@@ -266,21 +285,21 @@ class _Pruner:
             nan_is_null = name == "is_null" and isinstance(opts, dict) and bool(opts.get("nan_is_null"))
             nulls = st.null_count + (st.nan_count if nan_is_null else 0)
             others = st.num_rows - nulls
-            return (nulls > 0, others > 0) if name == "is_null" else (others > 0, nulls > 0)
+            return (nulls > 0, others > 0, self.none) if name == "is_null" else (others > 0, nulls > 0, self.none)
         if name == "is_nan" and len(args) == 1 and args[0].kind == "field":
             st = self.stats_for(args[0].path)
             if st is None:
                 return self.unknown()
-            return st.nan_count > 0, st.num_rows - st.null_count - st.nan_count > 0
+            return st.nan_count > 0, st.num_rows - st.null_count - st.nan_count > 0, st.null_count > 0
         if name == "is_in" and len(args) == 1 and args[0].kind == "field" and node.options is not None:
             st = self.stats_for(args[0].path)
-            return self.unknown() if st is None else self._is_in(st, node.options)
+            got = None if st is None else self._is_in(st, node.options)
+            return self.unknown() if got is None else got + (self.none,)  # MATCH / SKIP: never null
         return self.unknown()
 
     def _compare(self, op: str, st: ZoneStats, v: pa.Scalar):
+        """(can be true, can be false) of ``field <op> v`` (v not null)."""
         nonnull = st.num_rows - st.null_count
-        if not v.is_valid:
-            return self.none, self.none
         if pa.types.is_floating(v.type) and np.isnan(v.as_py()):
             return nonnull > 0, nonnull > 0
         real = nonnull - st.nan_count > 0
@@ -301,10 +320,11 @@ class _Pruner:
         return only | nan, inside  # not_equal
 
     def _is_in(self, st: ZoneStats, options: pa.Scalar):
+        """(can be true, can be false) of ``is_in`` (None: not understood)."""
         opts = options.as_py()
         values = options["value_set"].values if hasattr(options["value_set"], "values") else None
         if values is None or not isinstance(opts, dict):
-            return self.unknown()
+            return None
         behaviour = opts.get("null_matching_behavior", 0)
         has_null = values.null_count > 0
         values = values.drop_null()
@@ -321,7 +341,7 @@ class _Pruner:
         if behaviour == 0 and has_null:  # MATCH: a null row matches a null in the set
             ct |= nulls
         elif behaviour not in (0, 1):  # EMIT_NULL / INCONCLUSIVE: keep it simple, stay safe
-            return self.unknown()
+            return None
         single = _known(pc.equal(st.min, st.max), unknown=False)
         null_is_false = not (behaviour == 0 and has_null)  # MATCH without a null in the set, or SKIP
         cf = (real & ~single) | nan | (nulls & null_is_false)

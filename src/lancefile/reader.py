@@ -498,16 +498,20 @@ class LanceFileReader:
         fields = check_filter(expr, self._full_schema, self.path)
         needed = [f.name for f in self._lance_schema.fields] if fields is None else sorted({p[0] for p in fields})
         whole = {f.name for f, keep in self._projection if keep is None}
-        ranges = self.matching_ranges(expr, start, stop)
-        if all(n in whole for n in needed):
-            for a, b in ranges:
+        local = all(n in whole for n in needed)
+        probe = None
+        for a, b, every in self._file_statistics().filter_plan(to_expression(expr), start, stop):
+            if every:  # the statistics prove every row matches: nothing to evaluate or probe
+                yield from self._range_batches(a, b, batch_size)
+                continue
+            if local:
                 for batch in self._range_batches(a, b, batch_size):
                     batch = batch.filter(expr)
                     if batch.num_rows:
                         yield batch
-            return
-        probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
-        for a, b in ranges:
+                continue
+            if probe is None:
+                probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
             for batch, fb in zip(self._range_batches(a, b, batch_size), probe._range_batches(a, b, batch_size)):
                 rows = fb.append_column(_ROW_COLUMN, pa.array(np.arange(fb.num_rows, dtype=np.int64)))
                 picked = rows.filter(expr).column(_ROW_COLUMN)

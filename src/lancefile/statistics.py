@@ -606,7 +606,7 @@ class FileStatistics:
             try:
                 names = ["field_id", "null_count"] + (["nan_count"] if has_nan else []) + [f"min_{slot}", f"max_{slot}"]
                 sub = _projected(self._reader, names)
-                got = sub.take_rows([row]).to_table()
+                got = sub.read_range(row, 1, batch_readahead=0).to_table()
                 if got.column("field_id")[0].as_py() != field_id:
                     raise ValueError(f"row {row} holds field {got.column('field_id')[0]}, not {field_id}")
                 parts = [got.column(name)[0].values for name in names[1:]]
@@ -659,25 +659,37 @@ class FileStatistics:
 
     def matching_ranges(self, expr, start: int, stop: int) -> list[tuple[int, int]]:
         """Merged row ranges within [start, stop) of the zones that may match ``expr`` (all of it if unknown)."""
-        from .predicate import zones_may_match
-
-        if start >= stop:
-            return []
-        if expr is None or not self.available:
-            return [(start, stop)]
-        if not zones_may_match(expr, 1, self.file_stats)[0]:  # the whole file's bounds rule it out
-            return []
-        may = zones_may_match(expr, len(self.num_rows), self.zone_stats)
-        lo = np.maximum(self.row_offset, start)
-        hi = np.minimum(self.row_offset + self.num_rows, stop)
-        keep = may & (hi > lo)
         ranges: list[tuple[int, int]] = []
-        for a, b in zip(lo[keep].tolist(), hi[keep].tolist()):
+        for a, b, _ in self.filter_plan(expr, start, stop):
             if ranges and ranges[-1][1] == a:
                 ranges[-1] = (ranges[-1][0], b)
             else:
                 ranges.append((a, b))
         return ranges
+
+    def filter_plan(self, expr, start: int, stop: int) -> list[tuple[int, int, bool]]:
+        """``(first row, end row, every row matches)`` of the zones within [start, stop) that may
+        match ``expr``, neighbours with the same flag merged: where every row certainly
+        matches, the filter need not be evaluated (nor its columns read)."""
+        from .predicate import zone_outcomes, zones_may_match
+
+        if start >= stop:
+            return []
+        if expr is None or not self.available:
+            return [(start, stop, expr is None)]
+        if not zones_may_match(expr, 1, self.file_stats)[0]:  # the whole file's bounds rule it out
+            return []
+        may, every = zone_outcomes(expr, len(self.num_rows), self.zone_stats)
+        lo = np.maximum(self.row_offset, start)
+        hi = np.minimum(self.row_offset + self.num_rows, stop)
+        keep = may & (hi > lo)
+        plan: list[tuple[int, int, bool]] = []
+        for a, b, all_rows in zip(lo[keep].tolist(), hi[keep].tolist(), every[keep].tolist()):
+            if plan and plan[-1][1] == a and plan[-1][2] == all_rows:
+                plan[-1] = (plan[-1][0], b, all_rows)
+            else:
+                plan.append((a, b, all_rows))
+        return plan
 
 
 def _projected(reader, names: list[str]):
