@@ -244,3 +244,72 @@ def test_zones_every_row_of_which_matches_are_not_filtered(tmp_path):
     for cols in (None, ["x"], ["maybe", "x"]):
         got = lancefile.read_table(path, columns=cols, filters=f)
         assert got.equals(t.filter(f).select(cols or t.column_names))
+
+
+# -- filtering a batch without Arrow's expression engine ----------------------------------------
+
+_COLUMNS = {"i8": pa.int8(), "i64": pa.int64(), "f": pa.float64(), "s": pa.string(), "b": pa.bool_(),
+            "ts": pa.timestamp("ms")}
+
+
+@st.composite
+def _leaf_expr(draw):
+    name = draw(st.sampled_from(sorted(_COLUMNS)))
+    f = pc.field(name)
+    t = _COLUMNS[name]
+    if name == "s":
+        lit = draw(st.one_of(st.none(), st.text(max_size=3)))
+    elif name == "f":
+        lit = draw(st.one_of(st.none(), st.floats(allow_nan=True), st.integers(-5, 5)))
+    elif name == "b":
+        lit = draw(st.one_of(st.none(), st.booleans()))
+    else:
+        lit = draw(st.one_of(st.none(), st.integers(-128, 127)))
+    kind = draw(st.sampled_from(["cmp", "in", "null", "valid", "nan", "bare"]))
+    if kind == "cmp":
+        scalar = pa.scalar(lit, t) if name == "ts" and lit is not None else pa.scalar(lit)
+        if lit is None:
+            scalar = pa.scalar(None, t)
+        op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+        return {"==": f == scalar, "!=": f != scalar, "<": f < scalar, "<=": f <= scalar, ">": f > scalar,
+                ">=": f >= scalar}[op]
+    if kind == "in":
+        values = [lit] + draw(st.lists(st.sampled_from([lit, None]), max_size=2))
+        return pc.is_in(f, value_set=pa.array(values, t), skip_nulls=draw(st.booleans()))
+    if kind == "null":
+        return f.is_null(nan_is_null=draw(st.booleans()))
+    if kind == "valid":
+        return f.is_valid()
+    if kind == "nan" and name == "f":
+        return pc.is_nan(f)
+    return f if name == "b" else f.is_valid()
+
+
+_exprs = st.recursive(_leaf_expr(), lambda inner: st.one_of(
+    st.tuples(inner, inner).map(lambda ab: ab[0] & ab[1]),
+    st.tuples(inner, inner).map(lambda ab: ab[0] | ab[1]),
+    inner.map(lambda a: ~a)), max_leaves=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 30).flatmap(lambda n: st.tuples(
+    st.just(n),
+    st.lists(st.one_of(st.none(), st.integers(-128, 127)), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.floats(allow_nan=True)), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.text(max_size=3)), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.booleans()), min_size=n, max_size=n))), _exprs)
+def test_filter_rows_equals_arrows_own_filtering(columns, expr):
+    from lancefile.predicate import filter_rows
+
+    n, ints, floats, strings, bools = columns
+    batch = pa.record_batch({"i8": pa.array(ints, pa.int8()), "i64": pa.array(ints, pa.int64()),
+                             "f": pa.array(floats, pa.float64()), "s": pa.array(strings, pa.string()),
+                             "b": pa.array(bools, pa.bool_()), "ts": pa.array(ints, pa.int64()).cast(pa.timestamp("ms")),
+                             "row": pa.array(np.arange(n))})
+    try:
+        want = batch.filter(expr)
+    except (pa.ArrowException, TypeError, ValueError):
+        with pytest.raises((pa.ArrowException, TypeError, ValueError)):
+            filter_rows(batch, expr)
+        return
+    assert filter_rows(batch, expr).column("row").equals(want.column("row")), expr

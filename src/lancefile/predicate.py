@@ -31,7 +31,7 @@ import pyarrow.ipc as ipc
 from .errors import ColumnNotFoundError, InvalidInputError
 
 __all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match",
-           "zone_outcomes"]
+           "zone_outcomes", "filter_rows"]
 
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _FLIP = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_equal": "greater_equal",
@@ -186,6 +186,50 @@ def _check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> frozens
         raise InvalidInputError(f"{where}: cannot apply the filter {expr}{on}: {exc}") from None
     del probe
     return None if fields is None else frozenset(fields)
+
+
+class _Unsupported(Exception):
+    """A construct :func:`filter_rows` leaves to Arrow's expression engine."""
+
+
+_DIRECT = _COMPARE | {"and_kleene", "or_kleene", "and", "or", "invert", "is_valid", "is_nan"}
+
+
+def filter_rows(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
+    """``batch.filter(expr)``, with the common constructs (comparisons with literals, and/or/not,
+    is_in, is_null/is_valid/is_nan on top-level columns) evaluated by calling the compute
+    functions the expression names, as Arrow's engine does, without its per-call set-up
+    (most of the cost of filtering one zone); anything else goes to the engine."""
+    tree = parse(expr)
+    try:
+        if tree is None:
+            raise _Unsupported
+        mask = _evaluate(tree, batch)
+        if not isinstance(mask, (pa.Array, pa.ChunkedArray)) or mask.type != pa.bool_() or len(mask) != batch.num_rows:
+            raise _Unsupported
+    except (_Unsupported, pa.ArrowException, TypeError, ValueError, KeyError, IndexError, OverflowError):
+        return batch.filter(expr)
+    return batch.filter(mask)  # null: dropped, as a filter expression drops it
+
+
+def _evaluate(node: Node, batch: pa.RecordBatch):
+    if node.kind == "literal":
+        return node.value
+    if node.kind == "field":
+        if len(node.path) != 1 or batch.schema.get_field_index(node.path[0]) < 0:
+            raise _Unsupported  # nested fields: how a null parent reads is the engine's business
+        return batch.column(node.path[0])
+    args = [_evaluate(a, batch) for a in node.args]
+    if node.name in _DIRECT and node.options is None:
+        return pc.call_function(node.name, args)
+    opts = node.options
+    if node.name == "is_null" and len(args) == 1 and opts is not None:
+        return pc.is_null(args[0], nan_is_null=bool(opts["nan_is_null"].as_py()))
+    if node.name == "is_in" and len(args) == 1 and opts is not None:
+        behaviour = opts["null_matching_behavior"].as_py()
+        if behaviour in (0, 1):  # MATCH, SKIP
+            return pc.is_in(args[0], value_set=opts["value_set"].values, skip_nulls=behaviour == 1)
+    raise _Unsupported
 
 
 @dataclass

@@ -34,12 +34,12 @@ from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, La
 from .format.container import BufferRef, FileLayout, read_layout
 from .format.schema import LanceField, LanceSchema, parse_descriptor
 from .io import ByteSource, open_source
-from .predicate import check_filter, to_expression
+from .predicate import check_filter, filter_rows, to_expression
 from .prefetch import prefetch_pages
 from .projection import field_path, kept
 from .projection import resolve as resolve_projection
 from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, readahead
-from .statistics import FileStatistics
+from .statistics import FileStatistics, contiguous_runs, plan_pieces
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
@@ -500,23 +500,29 @@ class LanceFileReader:
         whole = {f.name for f, keep in self._projection if keep is None}
         local = all(n in whole for n in needed)
         probe = None
-        for a, b, every in self._file_statistics().filter_plan(to_expression(expr), start, stop):
-            if every:  # the statistics prove every row matches: nothing to evaluate or probe
-                yield from self._range_batches(a, b, batch_size)
-                continue
-            if local:
-                for batch in self._range_batches(a, b, batch_size):
-                    batch = batch.filter(expr)
-                    if batch.num_rows:
-                        yield batch
-                continue
-            if probe is None:
-                probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
-            for batch, fb in zip(self._range_batches(a, b, batch_size), probe._range_batches(a, b, batch_size)):
-                rows = fb.append_column(_ROW_COLUMN, pa.array(np.arange(fb.num_rows, dtype=np.int64)))
-                picked = rows.filter(expr).column(_ROW_COLUMN)
-                if len(picked):
-                    yield batch.take(picked)
+        plan = self._file_statistics().filter_plan(to_expression(expr), start, stop)
+        for run in contiguous_runs(plan):  # one read a run of adjacent zones: each read has a set-up cost
+            a, b = run[0][0], run[-1][1]
+            probes = None
+            if not local and not all(every for _, _, every in run):
+                if probe is None:
+                    probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
+                probes = probe._range_batches(a, b, batch_size)
+            pos = a
+            for batch in self._range_batches(a, b, batch_size):
+                fb = next(probes) if probes is not None else None
+                # zones the statistics prove all match pass as they are; the others are filtered
+                for x, y, every in plan_pieces(run, pos, pos + batch.num_rows):
+                    piece = batch.slice(x - pos, y - x)
+                    if not every and local:
+                        piece = filter_rows(piece, expr)
+                    elif not every:
+                        rows = fb.slice(x - pos, y - x)
+                        rows = rows.append_column(_ROW_COLUMN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+                        piece = piece.take(filter_rows(rows, expr).column(_ROW_COLUMN))
+                    if piece.num_rows:
+                        yield piece
+                pos += batch.num_rows
 
     def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, batch_readahead: int = DEFAULT_BATCH_READAHEAD,
                  filter=None) -> ReaderResults:

@@ -53,7 +53,7 @@ from .errors import ColumnNotFoundError, InvalidInputError, LanceError
 from .threadpools import shared_pool
 
 __all__ = ["STATISTICS_MAGIC", "DEFAULT_ZONE_ROWS", "DEFAULT_MAX_BOUND_BYTES", "StatisticsCollector",
-           "FileStatistics", "StatisticsWarning"]
+           "FileStatistics", "StatisticsWarning", "contiguous_runs", "plan_pieces"]
 
 STATISTICS_MAGIC = b"LFSTATS\x01"  # starts the global buffer that holds a file's statistics
 FORMAT_VERSION = "1"
@@ -690,6 +690,22 @@ class FileStatistics:
             else:
                 plan.append((a, b, all_rows))
         return plan
+
+
+def contiguous_runs(plan: list[tuple[int, int, bool]]) -> list[list[tuple[int, int, bool]]]:
+    """A :meth:`FileStatistics.filter_plan` cut where rows are skipped: runs of adjacent ranges."""
+    runs: list[list[tuple[int, int, bool]]] = []
+    for step in plan:
+        if runs and runs[-1][-1][1] == step[0]:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+    return runs
+
+
+def plan_pieces(run: list[tuple[int, int, bool]], start: int, stop: int) -> list[tuple[int, int, bool]]:
+    """The parts of rows [start, stop) in each range of ``run``, with its flag."""
+    return [(max(a, start), min(b, stop), every) for a, b, every in run if a < stop and b > start]
 
 
 def _projected(reader, names: list[str]):
