@@ -172,7 +172,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.s3", description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", type=int, default=2_000_000)
     p.add_argument("--repeat", type=int, default=3, help="read_table runs per library and file")
-    p.add_argument("--take-repeat", type=int, default=7, help="take runs per library and file")
+    p.add_argument("--take-repeat", type=int, default=3, help="take runs per library and file")
     p.add_argument("--out", default=str(ROOT / "bench" / "S3-RESULTS.md"))
     p.add_argument("--silent", action="store_true")
     args = p.parse_args(argv)

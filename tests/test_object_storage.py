@@ -293,3 +293,30 @@ def test_dataset_copied_to_the_server_reads_in_pylance(s3, tmp_path):
     expected = lancefile.dataset(local).to_table()
     assert lance.dataset(uri, storage_options=options).to_table().equals(expected)
     assert lancefile.dataset(uri, storage_options=options).to_table().equals(expected)
+
+
+def test_prefetched_ranges_are_shared_joined_and_released(monkeypatch):
+    """lancefile.prefetch's store side: bytes fetched once, reads across two prefetches joined,
+    nothing kept once the caller lets go (a pyarrow in-memory filesystem; no server needed)."""
+    import gc
+
+    from lancefile import objectstore
+
+    monkeypatch.setattr(objectstore, "PART_BYTES", 7)  # many parts per prefetch
+    fs = pa.fs._MockFileSystem()
+    data = bytes(range(256)) * 4
+    with fs.open_output_stream("x") as f:
+        f.write(data)
+    src = objectstore.ArrowFsSource(fs, "x")
+    first = src.prefetch([(0, 100)])
+    second = src.prefetch([(50, 100), (300, 10)])  # [50, 100) is held already: only [100, 310) is fetched
+    assert [(e.start, e.stop) for e in first] == [(0, 100)]
+    assert [(e.start, e.stop) for e in second] == [(0, 100), (100, 310)]
+    assert bytes(src.read(90, 30)) == data[90:120]  # across the two
+    out = bytearray(30)
+    src.read_into(95, memoryview(out))
+    assert bytes(out) == data[95:125]
+    assert src._cached(400, 20) is None
+    del first, second
+    gc.collect()
+    assert src._cached(0, 10) is None

@@ -255,18 +255,24 @@ class ArrowFsSource(_BaseSource):
         Returns the fetches (already running ones included); reads find them while the caller
         holds on to this list.
         """
-        out = []
+        out: list[_Prefetched] = []
         with self._plock:
-            live = [e for e in (r() for r in self._prefetched) if e is not None]
+            live = sorted((e for e in (r() for r in self._prefetched) if e is not None), key=lambda e: e.start)
             missing = []
-            for off, n in ranges:  # ranges already fetched (a page shared with the last chunk) are kept
+            for off, n in ranges:  # bytes already fetched (a page shared with the last chunk) are kept
                 if off < 0 or off + n > self._size:
                     continue  # the reads themselves will report it
-                hit = next((e for e in live if e.start <= off and off + n <= e.stop), None)
-                if hit is None:
-                    missing.append((off, n))
-                elif hit not in out:
-                    out.append(hit)
+                pos, end = off, off + n
+                for e in live:
+                    if e.stop <= pos or e.start >= end:
+                        continue
+                    if e.start > pos:
+                        missing.append((pos, e.start - pos))
+                    pos = max(pos, e.stop)
+                    if not any(e is o for o in out):
+                        out.append(e)
+                if pos < end:
+                    missing.append((pos, end - pos))
             for off, n in coalesce(missing, self.coalesce_gap):
                 buf = new_buffer(n).cast("B")
                 out.append(_Prefetched(off, buf, self._submit_parts(off, buf)))
@@ -274,15 +280,31 @@ class ArrowFsSource(_BaseSource):
             self._prefetched = [weakref.ref(e) for e in live]
         return out
 
-    def _cached(self, offset: int, length: int) -> _Prefetched | None:
+    def _cached(self, offset: int, length: int):
+        """The bytes at ``offset`` if prefetches hold them all (one, or several end to end), else None."""
         if not self._prefetched:
             return None
+        end = offset + length
         with self._plock:
-            for r in self._prefetched:
-                e = r()
-                if e is not None and e.start <= offset and offset + length <= e.stop:
-                    return e
-        return None
+            hits = sorted((e for e in (r() for r in self._prefetched)
+                           if e is not None and e.start < end and e.stop > offset), key=lambda e: e.start)
+        pos, pieces = offset, []
+        for e in hits:
+            if e.start > pos:
+                return None  # a gap: not all of it was prefetched
+            if e.stop > pos:
+                pieces.append((e, pos, min(e.stop, end)))
+                pos = min(e.stop, end)
+            if pos >= end:
+                break
+        if pos < end:
+            return None
+        if len(pieces) == 1:
+            return pieces[0][0].view(offset, length)
+        out = new_buffer(length).cast("B")  # a read across two prefetches: their bytes joined
+        for e, a, b in pieces:
+            out[a - offset : b - offset] = e.view(a, b - a)
+        return out
 
     def _submit_parts(self, offset: int, out: memoryview) -> tuple[list, int]:
         """Fetch ``len(out)`` bytes at ``offset`` into ``out`` as parts on the pool: (their futures, part size)."""
@@ -310,7 +332,7 @@ class ArrowFsSource(_BaseSource):
             return memoryview(b"")
         hit = self._cached(offset, length)
         if hit is not None:
-            return hit.view(offset, length)
+            return hit
         if length > PART_BYTES:
             out = new_buffer(length)
             self.read_into(offset, out)
@@ -323,7 +345,7 @@ class ArrowFsSource(_BaseSource):
         check_range(self.name, self._size, offset, length)
         hit = self._cached(offset, length) if length else None
         if hit is not None:
-            out[:] = hit.view(offset, length)
+            out[:] = hit
             return
         if length <= PART_BYTES:
             if length:
