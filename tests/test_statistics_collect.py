@@ -129,7 +129,7 @@ def test_statistics_do_not_depend_on_how_rows_arrive(tmp_path_factory, case):
     lancefile.write_table(t, whole, statistics_zone_rows=zone)
     split = str(d / "split.lance")
     # many flushes (a tiny data cache), every one through the background thread
-    with mock.patch.object(statistics, "BACKGROUND_ROWS", 0), mock.patch.object(statistics, "PENDING_FLUSHES", 1):
+    with mock.patch.object(statistics, "BACKGROUND_ROWS", 0):
         with lancefile.LanceFileWriter(split, t.schema, statistics_zone_rows=zone, data_cache_bytes=64) as w:
             for a, b in zip([0] + cuts, cuts + [t.num_rows]):
                 w.write_batch(t.slice(a, b - a))

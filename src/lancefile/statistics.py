@@ -37,7 +37,6 @@ Example::
 from __future__ import annotations
 
 import base64
-import collections
 import functools
 import json
 import os
@@ -60,7 +59,7 @@ FORMAT_VERSION = "1"
 DEFAULT_ZONE_ROWS = 8192
 DEFAULT_MAX_BOUND_BYTES = 64
 BACKGROUND_ROWS = 1 << 16  # columns of this many rows are folded on a background thread
-PENDING_FLUSHES = 2  # columns queued for it at most (each holds its arrays until done)
+BACKGROUND_THREADS = max(1, min(4, os.cpu_count() or 1))
 FILE_SUMMARY_KEY = "file_statistics"  # the whole file's bounds and counts, in the statistics' metadata
 
 
@@ -174,28 +173,30 @@ class StatisticsCollector:
         for k, f in enumerate(self.fields):
             self.by_column.setdefault(f.steps[0], []).append(k)
         self.pos = {i: 0 for i in self.by_column}  # rows seen, per top-level column
-        self._pending: collections.deque = collections.deque()  # work on the background thread, in order
+        self._pending = None  # the column being folded on the background pool
 
     def add_column(self, index: int, values) -> None:
         """The next rows of top-level column ``index`` (an Array or ChunkedArray).
 
         Columns arrive separately (a writer flushes each when its buffer fills), so each
         keeps its own position. Large columns are folded on a background thread (the kernels
-        release the GIL) while the writer encodes them; the work runs in arrival order, and
-        at most :data:`PENDING_FLUSHES` wait, so memory stays bounded.
+        release the GIL) while the writer encodes them; a writer's columns are folded one at a
+        time, in arrival order (the next waits for the one before), so memory stays bounded.
         """
         if index not in self.by_column:
             return
-        if self._pending or len(values) >= BACKGROUND_ROWS:
-            while len(self._pending) >= PENDING_FLUSHES:
-                self._pending.popleft().result()
-            self._pending.append(shared_pool("statistics", 1).submit(self._add, index, values))
-        else:  # small, and nothing queued before it: here, without a thread hop
+        if self._pending is not None and self._pending.done():
+            self._wait()
+        if self._pending is not None or len(values) >= BACKGROUND_ROWS:
+            self._wait()  # one at a time: in order, on a pool several writers share
+            self._pending = shared_pool("statistics", BACKGROUND_THREADS).submit(self._add, index, values)
+        else:  # small, and nothing before it still running: here, without a thread hop
             self._add(index, values)
 
     def _wait(self) -> None:
-        while self._pending:
-            self._pending.popleft().result()
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
 
     def _add(self, index: int, values) -> None:
         ks = self.by_column[index]
