@@ -207,7 +207,7 @@ def report(res: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.filters", description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=5_000_000)
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--out", default=str(Path(__file__).parent))
     p.add_argument("--silent", action="store_true")
     p.add_argument("--write-tables", default="numeric,strings_lowcard,wide,nested",
