@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from concurrent.futures import wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,7 @@ from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
 from .remote import RemoteTarget, local_path as _local_path
 from .tempfiles import create_locked, sweep_once, temporary_path
+from .threadpools import shared_pool
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
 __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAULT_DATA_CACHE_BYTES", "PAGE_ALIGNMENT"]
@@ -54,9 +56,12 @@ __all__ = ["LanceFileWriter", "WriterOptions", "DEFAULT_MAX_PAGE_BYTES", "DEFAUL
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 PAGE_ALIGNMENT = 64
+WRITE_THREADS = max(1, min(4, os.cpu_count() or 1))  # fields encoded at once (2.1+, see _flush_fields)
 PAD_BYTE = 0x48  # the reference pads with 'H'; any byte is valid
 _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
+_THREAD_MIN_BYTES = 1 << 20  # fields encoded on the write pool hold at least this much data
+_QUEUE_BYTES = 8 << 20  # bytes the sink queues before it writes them out (one writev)
 _OUT_OF_LINE_COPY_BYTES = 16 << 20  # out-of-line values up to this are gathered into one buffer first
 
 
@@ -97,30 +102,43 @@ class _Sink:
         self.file = create_locked(path)
         self.pos = 0
         self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
+        # small writes (a wide table's pages, padding) wait here and go out in one writev
+        self._queue: list[memoryview] = []
+        self._queued = 0
 
     def write(self, data) -> int:
-        """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts."""
-        start = self.pos
-        if isinstance(data, list):
-            self._write_pieces(data)
-            return start
-        mv = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
-        if self.hasher is not None:
-            self.hasher.update(mv)
-        done = 0
-        while done < len(mv):  # a raw write may be short
-            done += self.file.write(mv[done:])
-        self.pos += len(mv)
-        return start
+        """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts.
 
-    def _write_pieces(self, pieces: list) -> None:
-        """Write pieces back to back with as few system calls as possible (writev)."""
+        Pieces are queued (not copied: the caller must not change them) and written together,
+        with one ``writev``, once ``_QUEUE_BYTES`` wait or by :meth:`flush`: a wide table's
+        thousands of small pages and paddings cost a few system calls, not one each."""
+        start = self.pos
+        pieces = data if isinstance(data, list) else [data]
         views = [memoryview(np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p).cast("B") for p in pieces]
         views = [v for v in views if len(v)]
         if self.hasher is not None:
             for v in views:
                 self.hasher.update(v)
         self.pos += sum(len(v) for v in views)
+        self._queue.extend(views)
+        self._queued += sum(len(v) for v in views)
+        if self._queued >= _QUEUE_BYTES or len(self._queue) >= _IOV_MAX:
+            self.flush_queue()
+        return start
+
+    def flush_queue(self) -> None:
+        """Write the queued pieces."""
+        if self._queue:
+            views, self._queue, self._queued = self._queue, [], 0
+            self._write_views(views)
+
+    def flush(self) -> None:
+        """Everything written so far is in the file (not yet synced)."""
+        self.flush_queue()
+        self.file.flush()
+
+    def _write_views(self, views: list) -> None:
+        """Write views back to back with as few system calls as possible (writev)."""
         fd, i = self.file.fileno(), 0
         while i < len(views):
             n = os.writev(fd, views[i : i + _IOV_MAX]) if _WRITEV else self.file.write(views[i])
@@ -189,6 +207,7 @@ class _Sink:
             self.align()
         assert self.pos == schema_at  # the plan above and the writes agree
         self.write([descriptor, *columns, cmo, gbo, footer])
+        self.flush_queue()  # the file is complete on disk
 
     def write_out_of_line(self, data: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Write values back to back, each starting aligned; return their positions."""
@@ -287,7 +306,7 @@ def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
     try:
         w.write_batch(table)
         w._finish()
-        w._sink.file.flush()
+        w._sink.flush()
         with open(w._tmp, "rb") as fh:
             return fh.read()
     finally:
@@ -424,13 +443,15 @@ class LanceFileWriter:
             self._start(batch.schema)
         self._validate(batch)
         try:
+            due = []
             for i, col in enumerate(batch.columns):
                 if i in self._storage_types:
                     col = col.cast(self._storage_types[i])
                 self._pending[i].append(col)
                 self._pending_bytes[i] += col.nbytes
                 if self._pending_bytes[i] >= self.options.data_cache_bytes:
-                    self._flush_field(i)
+                    due.append(i)
+            self._flush_fields(due)
             self._num_rows += batch.num_rows
         except OSError as exc:
             self.abort()
@@ -459,10 +480,50 @@ class LanceFileWriter:
                     f"The field {f.name!r} contained null values even though the field is marked non-null in the schema"
                 )
 
-    def _flush_field(self, i: int) -> None:
+    def _flush_fields(self, fields) -> None:
+        """Encode and write the pending data of ``fields``, in that order.
+
+        Fields whose encoders can (2.1+, no blobs) are encoded on the write pool, a few at a
+        time, and written in order as they finish: the file's bytes are the same as one
+        field after the other, and the compiled kernels of two fields use both cores.
+        """
+        work = [(i, arr) for i in fields if (arr := self._take_pending(i)) is not None]
+        # small fields are Python-bound: on threads they would only contend for the GIL
+        threaded = [getattr(self._encoders[i], "thread_safe", False) and arr.nbytes >= _THREAD_MIN_BYTES
+                    for i, arr in work]
+        if WRITE_THREADS <= 1 or sum(threaded) < 2:
+            for i, arr in work:
+                self._encoders[i].encode(arr, self._sink)
+            return
+        pool = shared_pool("write", WRITE_THREADS)
+        window = 2 * WRITE_THREADS  # encoded fields held at once, waiting for their turn
+        futures: list = [None] * len(work)
+
+        def submit(k: int) -> None:
+            if k < len(work) and threaded[k]:
+                i, arr = work[k]
+                futures[k] = pool.submit(self._encoders[i].pages, arr)
+
+        for k in range(window):
+            submit(k)
+        try:
+            for k, (i, arr) in enumerate(work):
+                if futures[k] is None:
+                    self._encoders[i].encode(arr, self._sink)
+                else:
+                    for col, page in futures[k].result():
+                        self._sink.add_page(col, page)
+                    futures[k] = None
+                submit(k + window)
+        finally:
+            wait([f for f in futures if f is not None])  # an error: nothing left running
+
+    def _take_pending(self, i: int):
+        """Field ``i``'s pending arrays as one array (or chunked array), now owned by the caller;
+        its statistics are gathered here (None: nothing pending)."""
         parts = self._pending[i]
         if not parts:
-            return
+            return None
         if len(parts) == 1:
             arr = parts[0]
         elif self._encoders[i].accepts_chunks:  # the encoder writes pages from the parts, no copy
@@ -473,7 +534,7 @@ class LanceFileWriter:
         self._pending_bytes[i] = 0
         if self._stats is not None:
             self._stats.add_column(i, arr)
-        self._encoders[i].encode(arr, self._sink)
+        return arr
 
     def add_global_buffer(self, data: bytes) -> int:
         """Store extra bytes in the file; returns the buffer's index (1, 2, ...)."""
@@ -514,7 +575,7 @@ class LanceFileWriter:
                     f"cannot finish {self.path}: no schema was given and no data was written"
                 )
             self._finish()
-            self._sink.file.flush()
+            self._sink.flush()
             os.fsync(self._sink.file.fileno())
             if os.path.isdir(self._target):  # made since the writer was opened: os.replace would say only "Is a directory"
                 raise LanceIOError(f"cannot write {self.path}: it is a directory")
@@ -535,8 +596,7 @@ class LanceFileWriter:
 
     def _finish(self) -> None:
         sink = self._sink
-        for i in range(len(self._encoders)):
-            self._flush_field(i)
+        self._flush_fields(range(len(self._encoders)))
         for enc in self._encoders:
             enc.finish(sink)
         metadata = dict(self._lance_schema.metadata)

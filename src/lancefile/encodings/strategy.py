@@ -152,7 +152,12 @@ class Strategy:
                 or self.params.compression == "none":
             return None
         sample = values.slice(0, min(n, DICT_SAMPLE))
-        if len(pc.unique(sample)) > max(len(sample) // 4, 1):
+        seen = len(pc.unique(sample))
+        if seen > max(len(sample) // 4, 1):
+            return None
+        # the sample's distinct values bound the page's from below, and the cost grows with
+        # them: when even that bound loses, encoding the whole page cannot win (no hashing)
+        if seen * bits / 8 + n * max(int(seen).bit_length(), 1) / 8 >= self.params.dict_size_ratio * plain_bytes:
             return None
         encoded = pc.dictionary_encode(values)
         card = len(encoded.dictionary)

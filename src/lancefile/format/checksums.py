@@ -282,16 +282,17 @@ class FileChecksums:
         if h.intdigest() != int(self._blocks[block]):
             self._fail(np.array([block]), describe)
 
-    def check_in_memory(self, offset: int, length: int, regions) -> bool:
+    def check_in_memory(self, offset: int, length: int, regions, describe=None) -> bool:
         """Check ``[offset, offset + length)`` in bytes already in memory (``[(start, view)]``);
-        False when no region holds all of its blocks (the caller reads them instead)."""
+        False when no region holds all of its blocks (the caller reads them instead). ``describe``
+        names a damaged range's owner, as for reads."""
         b0, b1, e1 = self.extent(offset, length)
         if b1 <= b0 or self._in_memory[b0:b1].all():
             return True
         e0 = b0 * self.block_size
         for start, view in regions:
             if start <= e0 and e1 <= start + len(view):
-                self.check_blocks(b0, view[e0 - start : e1 - start])
+                self.check_blocks(b0, view[e0 - start : e1 - start], describe)
                 self._in_memory[b0:b1] = True
                 return True
         return False

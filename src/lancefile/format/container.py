@@ -338,7 +338,7 @@ class FileLayout:
     def read_buffer(self, ref: BufferRef) -> memoryview:
         got = self.region_bytes(ref)
         if got is not None and self.checksums is not None and ref.position < self.checksums.covered:
-            if not self.checksums.check_in_memory(ref.position, ref.size, self._regions):
+            if not self.checksums.check_in_memory(ref.position, ref.size, self._regions, self.describe_range):
                 got = None  # its blocks are not all in memory: a checked read instead
         return got if got is not None else self.source.read(ref.position, ref.size)
 

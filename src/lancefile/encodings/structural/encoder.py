@@ -459,16 +459,29 @@ class StructuralEncoder:
     accepts_chunks: bool = False
 
     def encode(self, arr: pa.Array, sink) -> None:
+        for col, page in self.pages(arr, sink):
+            sink.add_page(col, page)
+
+    @property
+    def thread_safe(self) -> bool:
+        """Whether :meth:`pages` may run on another thread (no blob leaf writes to the sink)."""
+        return not any(self.blobs)
+
+    def pages(self, arr: pa.Array, sink=None) -> list:
+        """``[(column, EncodedPage)]`` for ``arr``, in file order (``sink``: for blob leaves,
+        whose values go to the file before their page)."""
         n = len(arr)
+        out: list = []
         if n == 0:
-            return
+            return out
         step = n
         if arr.nbytes > self.max_page_bytes:
             step = max(1, int(n * self.max_page_bytes // max(arr.nbytes, 1)))
         for off in range(0, n, step):
             part = arr.slice(off, step)
             for col, strat, blob, sh in zip(self.columns, self.strategies, self.blobs, shred(self.field, part)):
-                sink.add_page(col, encode_leaf_page(sh, strat, self.grammar, blob=blob, sink=sink))
+                out.append((col, encode_leaf_page(sh, strat, self.grammar, blob=blob, sink=sink)))
+        return out
 
     def finish(self, sink) -> None:
         pass
