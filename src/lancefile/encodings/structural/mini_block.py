@@ -89,6 +89,7 @@ class MiniBlockPage(PageLayoutBase):
         self.word = g.chunk_word_bytes
         self.header = _pad8(2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers)
         self._chunks = None  # (offsets, sizes, counts, completed, partial), read on first use
+        self._rows_before = None  # rows_before_chunks, computed on first use
         # plain pages (no levels, no dictionary, flat whole-byte values): ranges skip the decoder
         vc = msg.value_compression
         self.plain_width = (vc.flat.bits_per_value // 8 if vc.WhichOneof("compression") == "flat"
@@ -102,9 +103,12 @@ class MiniBlockPage(PageLayoutBase):
         key.ClearField("num_items")
         key.ClearField("num_dictionary_items")
         self.batch_key = key.SerializeToString(deterministic=True)
+        if leaf.max_rep and self.depth == 0:  # no repetition index: rows are found page by page
+            self.batch_key = None
 
     def _reset(self) -> None:
         self._chunks = None
+        self._rows_before = None
         self._first_rows = None
         self._dictionary = None
 
@@ -116,6 +120,14 @@ class MiniBlockPage(PageLayoutBase):
         if self._chunks is None:
             self._chunks = self._read_chunks(page)
         return self._chunks
+
+    def rows_before_chunks(self, page: PageData) -> np.ndarray:
+        """Per chunk, the page's rows that end before it (computed once per page)."""
+        if self._rows_before is None:
+            _, _, counts, completed, _ = self.chunks(page)
+            ended = completed if self.leaf.max_rep else counts
+            self._rows_before = np.cumsum(ended) - ended
+        return self._rows_before
 
     def _read_chunks(self, page: PageData):
         if len(page.page.buffers) < self._buffers_needed():
@@ -221,8 +233,7 @@ class MiniBlockPage(PageLayoutBase):
             brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks begins
             brk[1:] = np.diff(ids) > 1
             breaks.append(brk)
-            ended = completed if leaf.max_rep else counts
-            first_rows.append(row0 + (np.cumsum(ended) - ended)[ids])
+            first_rows.append(row0 + dec.rows_before_chunks(page)[ids])
             sizes_all.append(sizes[ids])
             counts_all.append(counts[ids])
             # a range: its first and last rows (where the page's entries start and end)
