@@ -20,7 +20,8 @@ import numpy as np
 
 from ._common import _Kernel, empty
 
-__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels", "expand_list"]
+__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels", "expand_list", "map_levels",
+           "inner_validity"]
 
 
 @_Kernel
@@ -235,3 +236,52 @@ def expand_list(expand, first_item, counts, marker, dead, kind, cont: int):
                    dead if has_dead else np.zeros(0, np.int16), kind if has_dead else np.zeros(0, np.int8),
                    has_dead, cont, new_pos, new_marker, new_dead, new_kind)
     return new_pos, new_marker, (new_dead if has_dead else None), (new_kind if has_dead else None)
+
+
+@_Kernel
+def _k_map_levels(levels, lut, out):
+    top = lut.shape[0]
+    for i in range(levels.shape[0]):
+        v = levels[i]
+        if v >= top:
+            return i
+        out[i] = lut[v]
+    return -1
+
+
+def map_levels(levels: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """``lut[levels]`` in one pass; raises ValueError naming the first level outside ``lut``."""
+    out = empty(len(levels), np.uint16)
+    bad = _k_map_levels(levels, np.ascontiguousarray(lut, np.uint16), out)
+    if bad >= 0:
+        raise ValueError(f"definition level {int(levels[bad])} is above the page's {len(lut) - 1}")
+    return out
+
+
+@_Kernel
+def _k_inner_validity(defs, list_base, bases, valid, nulls):
+    m = 0
+    for e in range(defs.shape[0]):
+        d = defs[e]
+        if d <= list_base:
+            for j in range(bases.shape[0]):
+                ok = d <= bases[j]
+                valid[j, m] = ok
+                if not ok:
+                    nulls[j] += 1
+            m += 1
+    return m
+
+
+def inner_validity(defs: np.ndarray, list_base: int, bases) -> tuple[int, list]:
+    """The item layers inside a leaf's innermost list, in one pass over canonical def levels.
+
+    Slots are the entries defined through the list (``def <= list_base``); layer ``j`` is valid
+    at a slot when its def is ``<= bases[j]``. Returns ``(slots, [validity or None per layer])``
+    (None: no nulls in that layer).
+    """
+    b = np.asarray(bases, np.int64)
+    valid = empty(len(b) * len(defs), np.bool_).reshape(len(b), len(defs))
+    nulls = np.zeros(len(b), np.int64)
+    m = _k_inner_validity(defs, list_base, b, valid, nulls)
+    return m, [valid[j, :m] if nulls[j] else None for j in range(len(b))]

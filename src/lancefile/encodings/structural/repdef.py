@@ -140,12 +140,15 @@ def map_defs(defs: np.ndarray | None, lut: np.ndarray, where: str) -> np.ndarray
         if len(defs) and defs.max() != 0:
             raise CorruptFileError(f"{where}: definition level {int(defs.max())} in a page without nulls")
         return None
-    top = int(defs.max()) if len(defs) else 0
-    if top >= len(lut):
-        raise CorruptFileError(f"{where}: definition level {top} is above the page's {len(lut) - 1}")
     if np.array_equal(lut, np.arange(len(lut))):
+        top = int(defs.max()) if len(defs) else 0
+        if top >= len(lut):
+            raise CorruptFileError(f"{where}: definition level {top} is above the page's {len(lut) - 1}")
         return defs
-    return lut[defs]
+    try:
+        return kernels.map_levels(defs, lut)  # checks every level against the table as it maps
+    except ValueError as exc:
+        raise CorruptFileError(f"{where}: {exc}") from None
 
 
 def canonical_defs(defs: np.ndarray | None, layers: list[int], shape: list[str], where: str) -> np.ndarray | None:
@@ -209,11 +212,14 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
     depth = max_rep
     first = len(shape) - 1
     if inner_only and max_rep:
-        # the innermost list's children: entries defined through it (rep >= 0 always holds)
+        # the innermost list's children: entries defined through it (rep >= 0 always holds),
+        # and the item layers inside it, in one compiled pass
         first = shape.index(LIST) - 1
-        if defs is not None:
-            pos = np.flatnonzero(defs <= bases[first + 1])
-        out = [None] * (len(shape) - 1 - first)
+        outer: list[LayerLevels | None] = [None] * (len(shape) - 1 - first)
+        if defs is None:
+            return Unraveled(outer + [LayerLevels(ITEM, None) for _ in range(first + 1)], n)
+        m, valids = kernels.inner_validity(defs, bases[first + 1], [bases[k] for k in range(first, -1, -1)])
+        return Unraveled(outer + [LayerLevels(ITEM, v) for v in valids], m)
     for k in range(first, -1, -1):
         base = bases[k]
         d = None if defs is None else (defs if pos is None else defs[pos])
