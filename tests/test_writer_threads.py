@@ -51,3 +51,21 @@ def test_queued_writes_land_where_direct_writes_would(tmp_path, monkeypatch):
     queued = _write(tmp_path / "queued.lance", t, "2.2", 1_000)
     assert queued == direct
     lancefile.verify(tmp_path / "queued.lance")
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(5000, dtype=np.int64),  # all distinct: no dictionary
+    np.repeat(np.arange(50, dtype=np.int64) * 10 ** 12, 100),  # 50 wide values: a dictionary
+    np.concatenate([np.zeros(2000), np.random.default_rng(0).random(3000)]),  # zeros: the slow test decides
+    np.where(np.arange(5000) % 3 == 0, np.nan, np.arange(5000) % 40 * 1e300),  # NaNs and few values
+])
+def test_sorted_head_precheck_changes_no_dictionary_decision(tmp_path, monkeypatch, values):
+    """The cheap all-distinct precheck of 64-bit pages gives the bytes the full test gives."""
+    from lancefile.encodings import strategy
+
+    t = pa.table({"v": pa.array(values)})
+    lancefile.write_table(t, tmp_path / "fast.lance", version="2.2")
+    monkeypatch.setattr(strategy, "_distinct_head", lambda values, k: False)
+    lancefile.write_table(t, tmp_path / "slow.lance", version="2.2")
+    assert (tmp_path / "fast.lance").read_bytes() == (tmp_path / "slow.lance").read_bytes()
+    np.testing.assert_array_equal(lancefile.read_table(tmp_path / "fast.lance").column("v").to_numpy(), values)

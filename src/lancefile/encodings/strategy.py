@@ -121,6 +121,31 @@ class FieldParams:
                    0.8 if ratio is None else ratio, chunk, dvc, dvl)
 
 
+def _distinct_head(values, k: int) -> bool:
+    """Whether the first ``k`` values of a 64-bit array are certainly all different (False
+    when unsure). Sorting their bits is several times cheaper than hashing the whole sample,
+    and a float column is nearly always all different. Distinct bits are distinct values
+    unless they are NaNs or zeros (which hashing may merge), or nulls: those say unsure."""
+    import numpy as np
+    import pyarrow as pa
+
+    t = values.type
+    if len(values) < k or values.null_count or pa.types.is_fixed_size_list(t) or pa.types.is_struct(t):
+        return False
+    try:
+        if t.bit_width != 64 or values.buffers()[1] is None:
+            return False
+    except ValueError:  # not a fixed-width type
+        return False
+    bits = np.frombuffer(values.buffers()[1], dtype=np.uint64, count=k, offset=values.offset * 8)
+    if pa.types.is_floating(t):
+        as_float = bits.view(np.float64)
+        if np.isnan(as_float).any() or (as_float == 0).any():
+            return False
+    ordered = np.sort(bits)
+    return not bool(np.any(ordered[1:] == ordered[:-1]))
+
+
 @dataclass(frozen=True)
 class Strategy:
     """The choices for one leaf column: which layout, which cascade.
@@ -152,6 +177,8 @@ class Strategy:
                 or self.params.compression == "none":
             return None
         sample = values.slice(0, min(n, DICT_SAMPLE))
+        if bits == 64 and _distinct_head(sample, len(sample) // 4 + 1):
+            return None  # more than a quarter of the sample is distinct: the test below says no
         seen = len(pc.unique(sample))
         if seen > max(len(sample) // 4, 1):
             return None
