@@ -253,6 +253,9 @@ def test_dataset_written_by_pylance(s3):
     theirs = lance.dataset(uri, storage_options=options)
     app.take()
     ds = lancefile.dataset(uri, storage_options=options)
+    # opening: one LIST of _versions/, then the newest manifest (HEAD + GET); no data file yet
+    assert [(m, "_versions" in p or p.endswith(BUCKET)) for m, p, _ in app.take()] == [("GET", True), ("HEAD", True),
+                                                                                       ("GET", True)]
     assert ds.version == theirs.version == 3
     assert [v["version"] for v in ds.versions()] == [1, 2, 3]
     assert ds.to_table().equals(theirs.to_table())
