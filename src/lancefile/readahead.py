@@ -40,10 +40,28 @@ def check_readahead(depth) -> int:
 
 
 def readahead(make: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:
-    """Iterate ``make()`` with up to ``depth`` items produced ahead on a background thread."""
+    """Iterate ``make()`` with up to ``depth`` items produced ahead on a background thread.
+
+    The first two items are made in the caller's thread (a read of one batch, as most takes
+    are, starts no thread); the items after them are read ahead on the thread."""
     if depth <= 0:
         yield from make()
         return
+    gen = iter(make())
+    # the first two items come from the caller's thread: a one-batch read starts no thread
+    for _ in range(2):
+        try:
+            item = next(gen)
+        except StopIteration:
+            return
+        except BaseException:
+            _close(gen)
+            raise
+        try:
+            yield item
+        except GeneratorExit:
+            _close(gen)
+            raise
     q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -58,7 +76,6 @@ def readahead(make: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:
 
     def produce() -> None:
         try:
-            gen = iter(make())
             try:
                 for item in gen:
                     if not put((_BATCH, item)):
@@ -85,3 +102,9 @@ def readahead(make: Callable[[], Iterable[T]], depth: int) -> Iterator[T]:
     finally:
         stop.set()
         thread.join()
+
+
+def _close(gen) -> None:
+    close = getattr(gen, "close", None)
+    if close is not None:
+        close()
