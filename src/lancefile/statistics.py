@@ -512,7 +512,7 @@ class FileStatistics:
     def __init__(self, reader) -> None:
         self._outer = reader
         self._reader = None
-        self._cache: dict[int, object] = {}
+        self._cache: dict = {}  # field id -> its zones' struct array; ("zones"/"file", path) -> ZoneStats
         self.available = False
         try:
             index = self._find()
@@ -577,6 +577,12 @@ class FileStatistics:
 
     def file_stats(self, path: tuple[str, ...]):
         """The whole file as one zone: a :class:`~lancefile.predicate.ZoneStats` for the field at ``path``, or None."""
+        key = ("file", path)
+        if key not in self._cache:
+            self._cache[key] = self._file_stats(path)
+        return self._cache[key]
+
+    def _file_stats(self, path: tuple[str, ...]):
         from .predicate import ZoneStats
 
         summary = self._file_summary()
@@ -647,6 +653,12 @@ class FileStatistics:
 
     def zone_stats(self, path: tuple[str, ...]):
         """The :class:`~lancefile.predicate.ZoneStats` of the field at ``path``, or None."""
+        key = ("zones", path)
+        if key not in self._cache:
+            self._cache[key] = self._zone_stats(path)
+        return self._cache[key]
+
+    def _zone_stats(self, path: tuple[str, ...]):
         from .predicate import ZoneStats
 
         fid = self._field_id(path)
