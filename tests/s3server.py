@@ -28,6 +28,7 @@ class CountingApp:
     def __init__(self, app):
         self.app = app
         self.requests: list[tuple[str, str, str | None]] = []
+        self.conditional: list[str] = []  # paths of the PUTs sent with If-None-Match: * (atomic creates)
         self._lock = threading.Lock()
         self._fail = 0
 
@@ -42,6 +43,8 @@ class CountingApp:
             return [body]
         with self._lock:
             self.requests.append((environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE")))
+            if environ.get("HTTP_IF_NONE_MATCH") == "*":
+                self.conditional.append(environ.get("PATH_INFO", ""))
             fail = self._fail > 0
             self._fail -= fail
         if fail:

@@ -26,17 +26,9 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute below)
 
 from .errors import LanceError
+from .textformat import format_size
 
 __all__ = ["main", "inspect_file", "inspect_dataset"]
-
-
-def format_size(n: float) -> str:
-    """``1536`` -> ``1.5 KiB``."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def inspect_file(path: str) -> dict:
@@ -121,7 +113,7 @@ def _statistics_summary(reader) -> dict:
 
 def inspect_dataset(path: str, version: int | None = None) -> dict:
     """A JSON-able description of a Lance dataset version: versions, fragments, files, deletions."""
-    from .datasets import dataset
+    from .datasets import dataset, storage
     from .datasets.deletion import deletion_file_path
 
     ds = dataset(path, version=version)
@@ -132,7 +124,7 @@ def inspect_dataset(path: str, version: int | None = None) -> dict:
         deletion = None
         if pb.HasField("deletion_file"):
             d = pb.deletion_file
-            deletion = {"path": deletion_file_path(ds.uri, frag.fragment_id, d),
+            deletion = {"path": storage.name(deletion_file_path(ds._root, frag.fragment_id, d)),
                         "kind": "arrow" if d.file_type == d.ARROW_ARRAY else "bitmap", "rows": frag.num_deletions}
         fragments.append({
             "id": frag.fragment_id, "physical_rows": frag.physical_rows, "deleted_rows": frag.num_deletions,
@@ -242,6 +234,20 @@ def _positive_int(text: str) -> int:
     return n
 
 
+def _is_dataset(path: str) -> bool:
+    """Whether ``path`` (a local path or an object-store URI) is a Lance dataset's directory."""
+    from .objectstore import is_uri
+
+    if is_uri(path) and not path.startswith("file://"):
+        from .datasets.storage import dataset_root, join, list_names
+
+        try:
+            return bool(list_names(join(dataset_root(path), "_versions")))
+        except LanceError:
+            return False
+    return os.path.isdir(os.path.join(path, "_versions"))
+
+
 def _run(args) -> int:
     if args.command == "pipeline":
         from .spark.job import run_from_args
@@ -253,7 +259,7 @@ def _run(args) -> int:
         return verify_paths(args.paths, decode=not args.no_decode, progress=args.progress)
     try:
         if args.command == "inspect":
-            is_dataset = os.path.isdir(os.path.join(args.file, "_versions"))
+            is_dataset = _is_dataset(args.file)
             info = inspect_dataset(args.file, args.version) if is_dataset else inspect_file(args.file)
             if args.json:
                 json.dump(info, sys.stdout, indent=2)

@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import threading
@@ -71,10 +72,17 @@ _HTTP_KEYS = ("allow_http", "aws_allow_http")
 _VIRTUAL_KEYS = ("aws_virtual_hosted_style_request", "virtual_hosted_style_request")
 _TIMEOUT_KEYS = {"connect_timeout": "connect_timeout", "timeout": "request_timeout"}
 _RETRY_KEYS = ("client_max_retries", "client_retry_timeout")
+_ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
 #: Every storage_options key lancefile knows (lower case).
 STORAGE_OPTION_KEYS = frozenset(_S3_KEYS) | frozenset(_ENDPOINT_KEYS + _HTTP_KEYS + _VIRTUAL_KEYS + _RETRY_KEYS) \
     | frozenset(_TIMEOUT_KEYS)
 _MEMORY_FS: dict = {}
+_MEMORY_LOCK = threading.Lock()
+CONDITIONAL_CREATE_MISSING = (
+    "committing needs an atomic create-if-absent (S3's PutObject with If-None-Match: *), which lancefile "
+    "sends on s3:// and memory:// only; pyarrow.fs cannot send it to gs://, az:// or a filesystem= given by "
+    "the caller, and without it two writers could both make the same version. Write to a local path or s3://, "
+    "or commit with pylance")
 
 
 def is_uri(path) -> bool:
@@ -415,6 +423,10 @@ def _s3_filesystem(uri: str, options: dict):
         elif k not in _RETRY_KEYS:
             raise LanceIOError(f"{uri}: storage option {key!r} is not supported for s3:// (known: "
                                f"{', '.join(sorted(STORAGE_OPTION_KEYS))})")
+    if endpoint is None:  # as pylance (object_store): the endpoint and allow_http from the environment
+        endpoint = next((os.environ[v] for v in _ENDPOINT_ENV if os.environ.get(v)), None)
+        if endpoint is not None and not any(k.lower() in _HTTP_KEYS for k in options):
+            allow_http = _truthy(os.environ.get("AWS_ALLOW_HTTP", ""))
     if endpoint is not None:
         scheme, _, rest = endpoint.partition("://")
         if not rest:
@@ -424,6 +436,83 @@ def _s3_filesystem(uri: str, options: dict):
         kwargs["endpoint_override"] = rest.rstrip("/")
         kwargs["scheme"] = scheme
     return pafs.S3FileSystem(**kwargs)
+
+
+_S3_CLIENTS: dict = {}
+_S3_CLIENTS_LOCK = threading.Lock()
+# pylance's storage_options keys -> boto3 client arguments (the rest as for pyarrow, above)
+_BOTO_KEYS = {"access_key": "aws_access_key_id", "secret_key": "aws_secret_access_key",
+              "session_token": "aws_session_token", "region": "region_name"}
+
+
+def _s3_client(options: tuple):
+    """A boto3 S3 client for pylance-style ``options`` (made once per set of options)."""
+    env = next((os.environ[v] for v in _ENDPOINT_ENV if os.environ.get(v)), None)
+    key = (options, env)
+    with _S3_CLIENTS_LOCK:
+        if key in _S3_CLIENTS:
+            return _S3_CLIENTS[key]
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise LanceIOError("committing to s3:// needs boto3 (PutObject with If-None-Match: *, which pyarrow.fs "
+                           "cannot send): pip install 'lancefile[s3]'") from None
+    kwargs: dict = {}
+    endpoint, virtual = None, False
+    for k, v in options:
+        if k in _S3_KEYS:
+            kwargs[_BOTO_KEYS[_S3_KEYS[k]]] = v
+        elif k in _ENDPOINT_KEYS:
+            endpoint = v if "://" in v else f"https://{v}"
+        elif k in _VIRTUAL_KEYS:
+            virtual = _truthy(v)
+    if endpoint is None and env is not None:
+        endpoint = env if "://" in env else f"https://{env}"
+    # the addressing pyarrow uses (path style unless asked), and lancefile's retries, not the SDK's
+    config = Config(retries={"max_attempts": 1, "mode": "standard"},
+                    s3={"addressing_style": "virtual" if virtual else "path"})
+    client = boto3.session.Session().client("s3", endpoint_url=endpoint, config=config, **kwargs)
+    with _S3_CLIENTS_LOCK:
+        return _S3_CLIENTS.setdefault(key, client)
+
+
+def _boto3_available() -> bool:
+    try:
+        import boto3  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _s3_put_if_absent(store: "ObjectStore", data: bytes) -> bool:
+    return _s3_put(store, data, "*")
+
+
+def _s3_put(store: "ObjectStore", data: bytes, if_none_match: str | None) -> bool:
+    """One PutObject (conditional with ``if_none_match="*"``); False if the condition failed."""
+    from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+
+    bucket, _, key = store.path.partition("/")
+    extra = {"IfNoneMatch": if_none_match} if if_none_match else {}
+    try:
+        _s3_client(store.options).put_object(Bucket=bucket, Key=key, Body=data, **extra)
+    except ClientError as exc:
+        err = exc.response.get("Error", {})
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if status == 412 or err.get("Code") == "PreconditionFailed":
+            return False
+        if status == 409:  # ConditionalRequestConflict: a concurrent create of the key is in progress
+            raise ConnectionAbortedError(f"connection aborted: concurrent create of the key ({err.get('Code')})")
+        code = {"AccessDenied": "ACCESS_DENIED", "InvalidAccessKeyId": "INVALID_ACCESS_KEY",
+                "SignatureDoesNotMatch": "SIGNATURE_DOES_NOT_MATCH", "NoSuchBucket": "NO_SUCH_BUCKET",
+                "SlowDown": "SLOW_DOWN"}.get(err.get("Code", ""), err.get("Code", ""))
+        raise OSError(f"{code} HTTP status {status}: {err.get('Message', exc)}") from exc
+    except EndpointConnectionError as exc:
+        raise ConnectionRefusedError(f"connection refused: {exc}") from exc
+    except BotoCoreError as exc:
+        raise OSError(f"NETWORK_CONNECTION {exc}") from exc
+    return True
 
 
 @dataclass(frozen=True)
@@ -442,6 +531,8 @@ class ObjectStore:
     path: str
     uri: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    # the storage_options the store was made from (a conditional create on S3 needs them)
+    options: tuple | None = field(default=None, repr=False, compare=False)
 
     def child(self, *parts: str) -> "ObjectStore":
         """The store of ``path/part/...`` (parts joined with ``/``)."""
@@ -467,7 +558,14 @@ class ObjectStore:
             src.close()
 
     def write_bytes(self, data: bytes) -> None:
-        """Write the whole object (replacing it)."""
+        """Write the whole object (replacing it); on S3 one PutObject when it is at most a part."""
+        import pyarrow.fs as pafs
+
+        if isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and len(data) <= PART_BYTES \
+                and _boto3_available():
+            self.call("write", lambda: _s3_put(self, data, None))
+            return
+
         def put() -> None:
             self.make_parent()
             with self.fs.open_output_stream(self.path) as out:
@@ -496,6 +594,36 @@ class ObjectStore:
 
     def delete(self) -> None:
         self.call("delete", lambda: self.fs.delete_file(self.path))
+
+    def put_if_absent(self, data: bytes) -> bool:
+        """Create the object with ``data`` only if nothing is at the key; False if something is.
+
+        Atomic against every other writer that creates the key this way (pylance included):
+        on S3 one ``PutObject`` with ``If-None-Match: *`` (sent through boto3, since
+        pyarrow.fs cannot send it); on ``memory://`` (this process only) under a lock. Other
+        stores cannot do it through pyarrow.fs and raise :class:`LanceIOError`.
+
+        Example::
+
+            >>> store = resolve_store("memory://put-if-absent-doc/k")
+            >>> store.put_if_absent(b"first"), store.put_if_absent(b"second"), store.read_bytes()
+            (True, False, b'first')
+        """
+        import pyarrow.fs as pafs
+
+        if isinstance(self.fs, pafs.S3FileSystem):
+            if self.options is None:  # a filesystem= of the caller's: its endpoint and keys are unknown
+                raise LanceIOError(f"cannot create {self.uri} atomically: {CONDITIONAL_CREATE_MISSING}")
+            return self.call("create", lambda: _s3_put_if_absent(self, data))
+        if self.fs is _MEMORY_FS.get("memory"):
+            with _MEMORY_LOCK:
+                if self.fs.get_file_info(self.path).type != pafs.FileType.NotFound:
+                    return False
+                self.make_parent()
+                with self.fs.open_output_stream(self.path) as out:
+                    out.write(data)
+                return True
+        raise LanceIOError(f"cannot create {self.uri} atomically: {CONDITIONAL_CREATE_MISSING}")
 
     def bucket_missing(self) -> bool:
         """Whether the path's bucket does not exist on an S3 store (one request; False if unsure)."""
@@ -533,7 +661,8 @@ def resolve_store(uri: str, storage_options: dict | None = None, filesystem=None
     scheme, _, rest = uri.partition("://")
     scheme = scheme.lower()
     if scheme == "s3":
-        return ObjectStore(_s3_filesystem(uri, options), rest, uri, retry)
+        return ObjectStore(_s3_filesystem(uri, options), rest, uri, retry,
+                           tuple(sorted((str(k).lower(), str(v)) for k, v in options.items())))
     other = {k: v for k, v in options.items() if k.lower() not in _RETRY_KEYS}
     if scheme == "memory":
         if "memory" not in _MEMORY_FS:

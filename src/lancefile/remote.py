@@ -53,6 +53,8 @@ class RemoteTarget:
     def __init__(self, name: str, store: ObjectStore | None = None, fileobj=None) -> None:
         self.name = name
         self._store, self._fileobj = store, fileobj
+        # write straight to the key: only for names no reader looks at before a commit names them
+        self._direct = False
         self._dir = tempfile.mkdtemp(prefix="lancefile-upload-")
         self.staging = os.path.join(self._dir, "file.lance")
 
@@ -66,6 +68,10 @@ class RemoteTarget:
                 raise InvalidInputError(f"cannot write a Lance file to {type(dest).__name__}: it is not writable")
             name = str(getattr(dest, "name", None) or f"<{type(dest).__name__}>")
             return cls(name, fileobj=dest)
+        if isinstance(dest, ObjectStore):  # lancefile's own: a dataset's data file, under a name never reused
+            target = cls(dest.uri, store=dest)
+            target._direct = True
+            return target
         if isinstance(dest, (str, os.PathLike)) and (filesystem is not None or is_uri(os.fspath(dest))):
             uri = os.fspath(dest)
             return cls(uri, store=resolve_store(uri, storage_options, filesystem))
@@ -80,6 +86,10 @@ class RemoteTarget:
                 with open(self.staging, "rb") as src:
                     shutil.copyfileobj(src, self._fileobj, SEND_CHUNK_BYTES)
                 return
+            if self._direct and os.path.getsize(self.staging) <= SEND_CHUNK_BYTES:
+                with open(self.staging, "rb") as src:
+                    self._store.write_bytes(src.read())  # one request on S3
+                return
             # a transient failure uploads the whole file again (to a new temporary key)
             self._store.call("write", self._upload)
         except (OSError, ValueError) as exc:
@@ -93,6 +103,18 @@ class RemoteTarget:
         fs, path = self._store.fs, self._store.path
         parent, _, base = path.rpartition("/")
         self._store.make_parent()
+        if self._direct:  # nobody reads the key before a commit names it: no temporary key, no copy
+            try:
+                with open(self.staging, "rb") as src, fs.open_output_stream(path) as out:
+                    while chunk := src.read(SEND_CHUNK_BYTES):
+                        out.write(chunk)
+            except BaseException:
+                try:
+                    fs.delete_file(path)
+                except (OSError, ValueError):
+                    pass
+                raise
+            return
         tmp = f"{parent}/.{base}.{uuid.uuid4().hex[:12]}.tmp" if parent else f".{base}.{uuid.uuid4().hex[:12]}.tmp"
         try:
             with open(self.staging, "rb") as src, fs.open_output_stream(tmp) as out:

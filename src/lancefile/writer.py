@@ -380,6 +380,7 @@ class LanceFileWriter:
             raise InvalidInputError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
         # Object stores and file objects: the file is made in a private local directory and
         # sent whole by close(), so a failed write leaves nothing at the destination.
+        self._size: int | None = None
         self._remote: RemoteTarget | None = RemoteTarget.of(path, storage_options, filesystem)
         self.path = self._remote.name if self._remote else _local_path(path)
         self._target = self._remote.staging if self._remote else self.path
@@ -582,6 +583,7 @@ class LanceFileWriter:
             if os.name == "nt":  # Windows cannot rename an open file (and has no locks to keep)
                 self._sink.file.close()
             os.replace(self._tmp, self._target)
+            self._size = os.path.getsize(self._target)
             self._sink.file.close()  # the lock goes with it, after the rename: no sweep can take the file
             if self._remote is not None:
                 self._remote.send()
@@ -593,6 +595,12 @@ class LanceFileWriter:
             raise
         self._closed = True
         return self._num_rows
+
+    def size_bytes(self) -> int:
+        """The size of the finished file in bytes (after :meth:`close`)."""
+        if not self._closed or self._size is None:
+            raise InvalidInputError(f"{self.path}: the file's size is known once the writer is closed")
+        return self._size
 
     def _finish(self) -> None:
         sink = self._sink

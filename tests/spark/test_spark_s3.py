@@ -1,6 +1,6 @@
 """The Spark source and sink on object storage, against the local moto S3 server
 (``tests/s3server.py``): storage options as Spark options, Hadoop ``fs.s3a.*`` settings,
-files and datasets read, files written, dataset writes refused with the reason."""
+files and datasets read and written."""
 
 from __future__ import annotations
 
@@ -98,9 +98,33 @@ def test_write_files_and_refuse_a_dataset(spark, s3):
         lancefile.spark.save(df, out, mode="error", format="files", **options)
     lancefile.spark.save(df, out, mode="ignore", format="files", **options)  # nothing written
     assert _load(spark, options, out).count() == 2000
-    with pytest.raises(Exception, match="If-None-Match"):
-        df.write.format("lance").option("aws_endpoint", options["aws_endpoint"]).option("allow_http", "true") \
-            .mode("append").save(f"s3://{BUCKET}/not-a-dataset")
+    with pytest.raises(Exception, match="is a Lance dataset|not a dataset|Lance files"):
+        lancefile.spark.save(df, out, mode="append", format="dataset", **options)
+
+
+def test_write_datasets(spark, s3):
+    """Spark appends to and overwrites a pylance-created dataset on the server: one version per job,
+    pylance opens every version with the right rows; a new path becomes a dataset."""
+    lance = pytest.importorskip("lance")
+    _, options = s3
+    uri = f"s3://{BUCKET}/spark-ds"
+    lance.write_dataset(_table(1000), uri, max_rows_per_file=400, storage_options=options)
+    df = spark.createDataFrame(_table(600, 1000).to_pylist(), "id bigint, x double, name string").repartition(3)
+    lancefile.spark.save(df, uri, mode="append", **options)
+    theirs = lance.dataset(uri, storage_options=options)
+    assert theirs.version == 2 and theirs.count_rows() == 1600
+    assert theirs.to_table().sort_by("id").equals(pa.concat_tables([_table(1000), _table(600, 1000)]))
+    lancefile.spark.save(df.limit(5), uri, mode="overwrite", **options)
+    theirs = lance.dataset(uri, storage_options=options)
+    assert theirs.version == 3 and theirs.count_rows() == 5
+    assert lance.dataset(uri, version=2, storage_options=options).count_rows() == 1600
+    assert _load(spark, options, uri, version="1").count() == 1000
+    assert _load(spark, options, uri).count() == 5
+    fresh = f"s3://{BUCKET}/spark-ds-new"
+    lancefile.spark.save(df, fresh, mode="error", **options)
+    assert lancefile.dataset(fresh, storage_options=options).count_rows() == 600
+    assert lance.dataset(fresh, storage_options=options).to_table().sort_by("id").equals(_table(600, 1000))
+    assert lancefile.dataset(fresh, storage_options=options).cleanup_orphans(older_than_seconds=0) == []
 
 
 def test_errors_name_the_uri(spark, s3):

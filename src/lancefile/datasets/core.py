@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import posixpath
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
@@ -304,39 +305,35 @@ class LanceDataset:
         """
         import time as _time
 
-        from .deletion import DELETIONS_DIR, deletion_file_path
+        from .deletion import DELETIONS_DIR, deletion_file_name
         from .manifest import VERSIONS_DIR, parse_manifest_name
 
+        from . import storage
+
         refuse_remote_write(self._root, "remove files of the dataset")
-        keep: set[str] = set()
+        keep: dict[str, set[str]] = {"data": set(), DELETIONS_DIR: set(), "_transactions": set()}
         for m in list_manifests(self._root):
             loaded = read_manifest(m.path)
             if loaded.manifest.transaction_file:
-                keep.add(os.path.join(self._root, "_transactions", os.path.basename(loaded.manifest.transaction_file)))
+                keep["_transactions"].add(os.path.basename(loaded.manifest.transaction_file))
             for f in loaded.manifest.fragments:
-                keep.update(os.path.normpath(os.path.join(self._root, "data", df.path)) for df in f.files)
+                keep["data"].update(posixpath.normpath(df.path) for df in f.files)
                 if f.HasField("deletion_file"):
-                    keep.add(deletion_file_path(self._root, f.id, f.deletion_file))
+                    keep[DELETIONS_DIR].add(deletion_file_name(f.id, f.deletion_file))
         cutoff = _time.time() - older_than_seconds
         removed = []
         for sub in ("data", DELETIONS_DIR, "_transactions", VERSIONS_DIR):
-            directory = os.path.join(self._root, sub)
-            try:
-                names = os.listdir(directory)
-            except FileNotFoundError:
-                continue
-            for name in names:
-                path = os.path.join(directory, name)
-                if path in keep or (sub == VERSIONS_DIR and (parse_manifest_name(name) or name.endswith(".json"))):
+            directory = storage.join(self._root, sub)
+            for name, mtime in storage.list_files(directory):
+                if name in keep.get(sub, ()) or (sub == VERSIONS_DIR and (parse_manifest_name(name) or
+                                                                           name.endswith(".json"))):
                     continue
-                try:
-                    if not os.path.isfile(path) or os.path.getmtime(path) > cutoff:
-                        continue
-                    if not dry_run:
-                        os.unlink(path)
-                except OSError:
+                if mtime > cutoff:
                     continue
-                removed.append(path)
+                loc = storage.join(directory, name)
+                if not dry_run:
+                    storage.remove(loc)
+                removed.append(storage.name(loc))
         return removed
 
     def __repr__(self) -> str:

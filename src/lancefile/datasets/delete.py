@@ -72,7 +72,7 @@ def delete_rows(ds, filter) -> int:
             continue
         fresh = not frag.metadata.HasField("deletion_file")
         kind = "arrow" if fresh and len(offsets) < BITMAP_THRESHOLD else ("bitmap" if not fresh else None)
-        info = write_deletion_file(ds.uri, frag.fragment_id, read_version, offsets, kind=kind)
+        info = write_deletion_file(ds._root, frag.fragment_id, read_version, offsets, kind=kind)
         pb = table_pb2.DataFragment()
         pb.CopyFrom(frag.metadata)
         pb.deletion_file.CopyFrom(info)
@@ -109,15 +109,15 @@ def delete_rows(ds, filter) -> int:
         return m, txn, base.index_section
 
     def why_not(since: int, latest: LoadedManifest) -> str | None:
-        for v, op in newer_operations(ds.uri, since, latest):
+        for v, op in newer_operations(ds._root, since, latest):
             if op != "append":
                 return f"version {v} was made by {'an unknown operation' if op is None else repr(op)}"
         return None
 
-    return commit_loop(ds.uri, _scheme(ds), "delete", ds._loaded, read_version, make, why_not)
+    return commit_loop(ds._root, _scheme(ds), "delete", ds._loaded, read_version, make, why_not)
 
 
 def _scheme(ds) -> str:
-    import os
+    from .storage import name
 
-    return "v2" if len(os.path.basename(ds._loaded.path)) == 29 else "v1"
+    return "v2" if len(name(ds._loaded.path).rsplit("/", 1)[-1]) == 29 else "v1"

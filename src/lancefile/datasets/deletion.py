@@ -17,18 +17,16 @@ Example::
 
 from __future__ import annotations
 
-import os
 import random
-import uuid
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from .._proto import table_pb2
-from ..errors import CorruptFileError, LanceIOError
+from ..errors import CorruptFileError
 
-__all__ = ["DELETIONS_DIR", "BITMAP_THRESHOLD", "deletion_file_path", "read_deletion_vector", "write_deletion_file"]
+__all__ = ["DELETIONS_DIR", "BITMAP_THRESHOLD", "deletion_file_path", "deletion_file_name", "read_deletion_vector", "write_deletion_file"]
 
 DELETIONS_DIR = "_deletions"
 BITMAP_THRESHOLD = 5000  # the reference writes a bitmap from this many deleted rows on
@@ -41,8 +39,13 @@ def deletion_file_path(root, fragment_id: int, info: table_pb2.DeletionFile):
     object for a dataset on an object store."""
     from .storage import join
 
+    return join(root, DELETIONS_DIR, deletion_file_name(fragment_id, info))
+
+
+def deletion_file_name(fragment_id: int, info: table_pb2.DeletionFile) -> str:
+    """The name of a fragment's deletion file in ``_deletions/``."""
     suffix = "arrow" if info.file_type == _ARROW else "bin"
-    return join(root, DELETIONS_DIR, f"{fragment_id}-{info.read_version}-{info.id}.{suffix}")
+    return f"{fragment_id}-{info.read_version}-{info.id}.{suffix}"
 
 
 def read_deletion_vector(root, fragment_id: int, info: table_pb2.DeletionFile,
@@ -126,19 +129,8 @@ def write_deletion_file(root: str, fragment_id: int, read_version: int, offsets,
         from pyroaring import BitMap
 
         data = BitMap(offsets.astype(np.uint32)).serialize()
-    path = deletion_file_path(root, fragment_id, info)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{uuid.uuid4().hex[:12]}.tmp"
-    try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise LanceIOError(f"cannot write {path}: {exc.strerror}") from exc
+    from .storage import join, make_dirs, put_file
+
+    make_dirs(join(root, DELETIONS_DIR))
+    put_file(deletion_file_path(root, fragment_id, info), data)
     return info

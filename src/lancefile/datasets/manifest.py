@@ -26,6 +26,8 @@ from google.protobuf.message import DecodeError
 
 from .._proto import table_pb2
 from ..errors import CorruptFileError, LanceIOError, NotALanceFileError, UnsupportedVersionError
+from .storage import create_if_absent, exists, is_remote, join, make_dirs
+from .storage import name as location_name
 
 __all__ = [
     "VERSIONS_DIR",
@@ -261,42 +263,33 @@ def encode_manifest(manifest: table_pb2.Manifest, transaction: table_pb2.Transac
     return b"".join(parts)
 
 
-def commit_manifest_file(root: str, version: int, scheme: str, data: bytes) -> bool:
+def commit_manifest_file(root, version: int, scheme: str, data: bytes) -> bool:
     """Make ``data`` version ``version``'s manifest, only if no other writer did first.
 
-    The bytes go to a temporary file (a name no reader takes for a manifest), are synced, then
-    hard-linked to the final name: the link either creates the name or fails, so two writers
-    can never both make the same version and no reader sees a half-written manifest.
-    Returns False when the version already exists (the caller rebases or gives up).
+    The manifest appears whole under its final name or not at all, through an atomic
+    create-if-absent (:func:`~lancefile.datasets.storage.create_if_absent`: a hard link
+    locally, ``If-None-Match: *`` on S3, as the reference), so two writers can never both
+    make the same version and no reader sees a half-written manifest. Returns False when the
+    version already exists (the caller rebases or gives up).
     """
-    directory = os.path.join(root, VERSIONS_DIR)
-    os.makedirs(directory, exist_ok=True)
-    final = os.path.join(directory, manifest_file_name(version, scheme))
-    other = os.path.join(directory, manifest_file_name(version, "v1" if scheme == "v2" else "v2"))
-    if os.path.exists(other):
+    directory = join(root, VERSIONS_DIR)
+    make_dirs(directory)
+    final = join(directory, manifest_file_name(version, scheme))
+    if exists(join(directory, manifest_file_name(version, "v1" if scheme == "v2" else "v2"))):
         return False
-    tmp = os.path.join(directory, f".{uuid.uuid4().hex}.manifest-tmp")
     try:
-        with open(tmp, "xb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, final)
-        except FileExistsError:
-            return False
-    except OSError as exc:
-        raise LanceIOError(f"cannot write the manifest of version {version} in {directory}: {exc.strerror}") from exc
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-    return True
+        return create_if_absent(final, data)
+    except LanceIOError as exc:
+        raise LanceIOError(f"cannot write the manifest of version {version} in {location_name(directory)}: {exc}") from exc
 
 
-def write_hint(root: str, version: int) -> None:
-    """Rewrite ``_versions/latest_version_hint.json`` (advisory; object-store readers start from it)."""
+def write_hint(root, version: int) -> None:
+    """Rewrite ``_versions/latest_version_hint.json`` (advisory) on a local dataset.
+
+    The reference writes no hint on object stores; neither does lancefile (every reader lists).
+    """
+    if is_remote(root):
+        return
     directory = os.path.join(root, VERSIONS_DIR)
     tmp = os.path.join(directory, f".{uuid.uuid4().hex}.hint-tmp")
     try:

@@ -2,8 +2,10 @@
 
 A dataset's *root* is either a local path or a :class:`lancefile.objectstore.ObjectStore`
 (``s3://``, ``gs://``, ``az://``, ``memory://``); the functions here take either and do the
-same thing, so the manifest, deletion and fragment code reads both alike. Object stores are
-read-only here: committing a version needs an atomic create-if-absent of the manifest
+same thing, so the manifest, deletion, fragment and commit code handles both alike. Committing
+a version needs an atomic create-if-absent of its manifest (:func:`create_if_absent`): a hard
+link locally, ``PutObject`` with ``If-None-Match: *`` on S3 (as pylance commits there), a lock
+on ``memory://``; stores without one (gs://, az://, a caller's ``filesystem=``) are read-only
 (:data:`REMOTE_WRITE_REFUSAL`).
 
 Example::
@@ -21,21 +23,23 @@ from __future__ import annotations
 
 import os
 import posixpath
+import uuid
 
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError
 from ..objectstore import ObjectStore, is_uri, resolve_store
 
 __all__ = ["Root", "dataset_root", "name", "join", "list_names", "read_small", "source", "is_remote",
-           "refuse_remote_write", "inside"]
+           "refuse_remote_write", "inside", "make_dirs", "put_file", "remove", "create_if_absent", "file_size",
+           "list_files", "exists", "can_commit"]
 
 Root = "str | ObjectStore"
 
 REMOTE_WRITE_REFUSAL = (
-    "committing a dataset version needs an atomic create-if-absent of the new manifest (S3's PutObject with "
-    "If-None-Match: *, a conditional create on GCS and Azure), so that two writers can never both make the same "
-    "version; pyarrow.fs, through which lancefile reaches object stores, cannot send such a request, and without it "
-    "a concurrent commit would silently replace another. Write the dataset to a local path and copy it, or commit "
-    "it with pylance; lancefile reads datasets on object stores")
+    "committing a dataset version needs an atomic create-if-absent of the new manifest, which lancefile makes on "
+    "local paths, s3:// (PutObject with If-None-Match: *) and memory://; pyarrow.fs cannot send one to gs://, "
+    "az:// or a filesystem= given by the caller, and without it a concurrent commit would silently replace "
+    "another. Write the dataset to a local path or s3://, or commit it with pylance; lancefile reads datasets "
+    "on every store")
 
 
 def dataset_root(uri, storage_options: dict | None = None) -> "str | ObjectStore":
@@ -123,7 +127,122 @@ def inside(root, sub: str, relative: str):
     return path
 
 
+def can_commit(root) -> bool:
+    """Whether lancefile can commit versions of a dataset at ``root`` (see :data:`REMOTE_WRITE_REFUSAL`)."""
+    import pyarrow.fs as pafs
+
+    from ..objectstore import _MEMORY_FS
+
+    if not isinstance(root, ObjectStore):
+        return True
+    if isinstance(root.fs, pafs.S3FileSystem):
+        return root.options is not None
+    return root.fs is _MEMORY_FS.get("memory")
+
+
 def refuse_remote_write(root, what: str = "write a dataset") -> None:
-    """Raise :class:`LanceIOError` if ``root`` is on an object store (see :data:`REMOTE_WRITE_REFUSAL`)."""
-    if isinstance(root, ObjectStore):
+    """Raise :class:`LanceIOError` if versions of ``root`` cannot be committed (:data:`REMOTE_WRITE_REFUSAL`)."""
+    if not can_commit(root):
         raise LanceIOError(f"cannot {what} at {root.uri}: {REMOTE_WRITE_REFUSAL}")
+
+
+# -- writing (the commit protocol's primitives) ------------------------------------------------
+
+def make_dirs(directory) -> None:
+    """Create a local directory (and its parents); object stores need none."""
+    if not isinstance(directory, ObjectStore):
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise LanceIOError(f"cannot create {directory}: {exc.strerror or exc}") from exc
+
+
+def _place_local(loc: str, data: bytes, exclusive: bool) -> bool:
+    """Write ``data`` to a synced temporary file beside ``loc``, then give it the name ``loc``:
+    by hard link when ``exclusive`` (False if ``loc`` exists), else by replacing it."""
+    directory, base = os.path.split(loc)
+    tmp = os.path.join(directory, f".{uuid.uuid4().hex[:12]}.{base}-tmp")  # no reader takes this name
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if not exclusive:
+            os.replace(tmp, loc)
+            return True
+        try:
+            os.link(tmp, loc)
+        except FileExistsError:
+            return False
+        return True
+    except OSError as exc:
+        raise LanceIOError(f"cannot write {loc}: {exc.strerror or exc}") from exc
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def put_file(loc, data: bytes) -> None:
+    """Write a whole small file (transaction, deletion file) so that no reader sees it half-written."""
+    if isinstance(loc, ObjectStore):
+        loc.write_bytes(data)  # an object appears whole or not at all
+    else:
+        _place_local(loc, data, exclusive=False)
+
+
+def create_if_absent(loc, data: bytes) -> bool:
+    """Make the file ``loc`` hold ``data`` only if it does not exist, atomically; False if it does.
+
+    Locally the bytes go to a synced temporary file, then are hard-linked to ``loc``: the link
+    creates the name or fails (never ``rename``, which replaces). On object stores:
+    :meth:`ObjectStore.put_if_absent`.
+    """
+    if isinstance(loc, ObjectStore):
+        return loc.put_if_absent(data)
+    return _place_local(loc, data, exclusive=True)
+
+
+def remove(loc) -> None:
+    """Remove a file if it is there (a best effort: cleaning up after a failure must not fail)."""
+    try:
+        if isinstance(loc, ObjectStore):
+            loc.delete()
+        else:
+            os.unlink(loc)
+    except (OSError, LanceIOError):
+        pass
+
+
+def exists(loc) -> bool:
+    if isinstance(loc, ObjectStore):
+        import pyarrow.fs as pafs
+
+        return loc.info().type != pafs.FileType.NotFound
+    return os.path.exists(loc)
+
+
+def file_size(loc) -> int:
+    """The size of the file at ``loc`` in bytes."""
+    if isinstance(loc, ObjectStore):
+        return int(loc.info().size or 0)
+    return os.path.getsize(loc)
+
+
+def list_files(directory) -> list[tuple[str, float]]:
+    """``(name, modified time in seconds)`` of the files directly in ``directory`` (none if it is missing)."""
+    if isinstance(directory, ObjectStore):
+        import pyarrow.fs as pafs
+
+        selector = pafs.FileSelector(directory.path, allow_not_found=True, recursive=False)
+        infos = directory.call("list", lambda: directory.fs.get_file_info(selector))
+        return [(i.base_name, i.mtime.timestamp() if i.mtime is not None else 0.0)
+                for i in infos if i.type == pafs.FileType.File]
+    out = []
+    for n in list_names(directory) or []:
+        try:
+            out.append((n, os.stat(os.path.join(directory, n)).st_mtime))
+        except OSError:
+            pass
+    return out

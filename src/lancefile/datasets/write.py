@@ -37,7 +37,8 @@ from ..format.schema import LanceSchema
 from ..format.version import resolve_version
 from ..writer import LanceFileWriter
 from .core import LanceDataset
-from .storage import dataset_root, refuse_remote_write
+from .storage import (dataset_root, is_remote, join, make_dirs, put_file, refuse_remote_write, remove)
+from .storage import name as location_name
 from .fragment import DATA_DIR
 from .manifest import (FLAG_DELETION_FILES, FLAG_MIXED_FILE_VERSIONS, FLAG_TABLE_CONFIG, LoadedManifest,
                        check_reader_flags, check_writer_flags, commit_manifest_file, encode_manifest,
@@ -64,7 +65,7 @@ def _library_version() -> str:
 class WritePlan:
     """What one write builds on and produces; plain data, so it can travel to Spark tasks."""
 
-    root: str
+    root: object                   # a local path (str) or an ObjectStore (lancefile.datasets.storage)
     mode: str                      # "create", "append" or "overwrite" (resolved)
     read_version: int              # the version the write builds on (0: none)
     scheme: str                    # manifest naming scheme of the dataset ("v1" or "v2")
@@ -100,14 +101,14 @@ def plan_write(uri, schema: pa.Schema, *, mode: str = "create", max_rows_per_fil
         raise InvalidInputError(f"schema must be a pyarrow Schema, not {type(schema).__name__}")
     root = dataset_root(uri, storage_options)
     refuse_remote_write(root)
-    if os.path.exists(root) and not os.path.isdir(root):
+    if not is_remote(root) and os.path.exists(root) and not os.path.isdir(root):
         raise LanceIOError(f"cannot write a dataset at {root}: a file is in the way")
     base, scheme = _latest(root)
     if base is not None:
         check_reader_flags(base.manifest, base.path)
         check_writer_flags(base.manifest, base.path)
         if mode == "create":
-            raise InvalidInputError(f"{root}: a dataset already exists here (version {base.manifest.version}); "
+            raise InvalidInputError(f"{location_name(root)}: a dataset already exists here (version {base.manifest.version}); "
                                     "use mode='append' or mode='overwrite'")
     elif mode != "create":
         mode = "create"  # append or overwrite on nothing creates, as in the reference
@@ -134,10 +135,10 @@ def plan_write(uri, schema: pa.Schema, *, mode: str = "create", max_rows_per_fil
 
 def _check_append_schema(got: pa.Schema, want: pa.Schema, root: str) -> None:
     if got.names != want.names:
-        raise SchemaMismatchError(f"{root}: cannot append columns {got.names} to a dataset with columns {want.names}")
+        raise SchemaMismatchError(f"{location_name(root)}: cannot append columns {got.names} to a dataset with columns {want.names}")
     for a, b in zip(got, want):
         if a.type != b.type:
-            raise SchemaMismatchError(f"{root}: cannot append column {a.name!r} of type {a.type} to a dataset "
+            raise SchemaMismatchError(f"{location_name(root)}: cannot append column {a.name!r} of type {a.type} to a dataset "
                                       f"where it is {b.type}")
 
 
@@ -187,10 +188,10 @@ def write_fragments(plan: WritePlan, batches: Iterable[pa.RecordBatch | pa.Table
     """
     lance_schema = plan.lance_schema()
     dataset_ids = [f.id for f in lance_schema.walk()]
-    data_dir = os.path.join(plan.root, DATA_DIR)
+    data_dir = join(plan.root, DATA_DIR)
     major, minor = (int(x) for x in plan.file_version.split("."))
     out: list[table_pb2.DataFragment] = []
-    written: list[str] = []
+    written: list = []
     writer: LanceFileWriter | None = None
     rows = 0
 
@@ -198,15 +199,14 @@ def write_fragments(plan: WritePlan, batches: Iterable[pa.RecordBatch | pa.Table
         nonlocal writer, rows
         w, writer = writer, None
         n = w.close()
-        path = w.path
         file_ids = [f.id for f in w._lance_schema.walk()]
         to_dataset = dict(zip(file_ids, dataset_ids))
         columns = sorted(w._columns.items(), key=lambda kv: kv[1])
         out.append(table_pb2.DataFragment(
             physical_rows=n,
-            files=[table_pb2.DataFile(path=os.path.basename(path), fields=[to_dataset[f] for f, _ in columns],
+            files=[table_pb2.DataFile(path=w_name, fields=[to_dataset[f] for f, _ in columns],
                                       column_indices=[c for _, c in columns], file_major_version=major,
-                                      file_minor_version=minor, file_size_bytes=os.path.getsize(path))]))
+                                      file_minor_version=minor, file_size_bytes=w.size_bytes())]))
         rows = 0
 
     try:
@@ -224,8 +224,9 @@ def write_fragments(plan: WritePlan, batches: Iterable[pa.RecordBatch | pa.Table
                 pos = 0
                 while pos < part.num_rows:
                     if writer is None:
-                        os.makedirs(data_dir, exist_ok=True)
-                        path = os.path.join(data_dir, _data_file_name())
+                        make_dirs(data_dir)
+                        w_name = _data_file_name()
+                        path = join(data_dir, w_name)
                         writer = LanceFileWriter(path, plan.schema, version=plan.file_version)
                         written.append(path)
                     take = min(part.num_rows - pos, plan.max_rows_per_file - rows)
@@ -240,10 +241,7 @@ def write_fragments(plan: WritePlan, batches: Iterable[pa.RecordBatch | pa.Table
         if writer is not None:
             writer.abort()
         for p in written:
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+            remove(p)
         raise
     return [f.SerializeToString() for f in out]
 
@@ -316,15 +314,12 @@ def _transaction(plan: WritePlan, read_version: int, txn_uuid: str,
     return txn
 
 
-def _write_transaction(root: str, name: str, txn: table_pb2.Transaction) -> str:
-    directory = os.path.join(root, TRANSACTIONS_DIR)
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, name)
-    tmp = os.path.join(directory, f".{uuid.uuid4().hex}.txn-tmp")
-    with open(tmp, "xb") as f:
-        f.write(txn.SerializeToString())
-    os.replace(tmp, path)
-    return path
+def _write_transaction(root, name: str, txn: table_pb2.Transaction):
+    directory = join(root, TRANSACTIONS_DIR)
+    make_dirs(directory)
+    loc = join(directory, name)
+    put_file(loc, txn.SerializeToString())
+    return loc
 
 
 def _why_not_rebase(plan: WritePlan, root: str, since: int, latest: LoadedManifest) -> str | None:
@@ -360,17 +355,17 @@ def commit_loop(root: str, scheme: str, what: str, base: LoadedManifest | None, 
         if commit_manifest_file(root, manifest.version, scheme, encode_manifest(manifest, txn, index)):
             write_hint(root, manifest.version)
             return manifest.version
-        os.unlink(txn_path)  # never referenced: another writer took the version
+        remove(txn_path)  # never referenced: another writer took the version
         latest, _scheme = _latest(root)
         if latest is None:
-            raise CommitConflictError(f"{root}: version {manifest.version} exists but cannot be listed")
+            raise CommitConflictError(f"{location_name(root)}: version {manifest.version} exists but cannot be listed")
         check_writer_flags(latest.manifest, latest.path)
         reason = why_not_rebase(read_version, latest)
         if reason is not None:
-            raise CommitConflictError(f"{root}: cannot commit this {what} on top of version "
+            raise CommitConflictError(f"{location_name(root)}: cannot commit this {what} on top of version "
                                       f"{latest.manifest.version}: {reason}; nothing was committed")
         base, read_version = latest, latest.manifest.version
-    raise CommitConflictError(f"{root}: gave up after {COMMIT_RETRIES} attempts: other writers kept committing first")
+    raise CommitConflictError(f"{location_name(root)}: gave up after {COMMIT_RETRIES} attempts: other writers kept committing first")
 
 
 def newer_operations(root: str, since: int, latest: LoadedManifest) -> list[tuple[int, str | None]]:
@@ -403,7 +398,7 @@ def _commit(plan: WritePlan, fragments: list[bytes]) -> int:
     if plan.read_version:
         manifests = {m.version: m for m in list_manifests(root)}
         if plan.read_version not in manifests:
-            raise CommitConflictError(f"{root}: version {plan.read_version}, which this write builds on, is gone")
+            raise CommitConflictError(f"{location_name(root)}: version {plan.read_version}, which this write builds on, is gone")
         base = read_manifest(manifests[plan.read_version].path)
 
     def make(base, read_version, txn_name, txn_uuid):
@@ -450,13 +445,9 @@ def write_dataset(data, uri, *, mode: str = "create", schema: pa.Schema | None =
     return LanceDataset._open(plan.root, version)
 
 
-def _remove_files(root: str, fragments: list[bytes]) -> None:
+def _remove_files(root, fragments: list[bytes]) -> None:
     for raw in fragments:
         f = table_pb2.DataFragment()
         f.ParseFromString(raw)
         for df in f.files:
-            try:
-                os.unlink(os.path.join(root, DATA_DIR, df.path))
-            except OSError:
-                pass
-
+            remove(join(root, DATA_DIR, df.path))

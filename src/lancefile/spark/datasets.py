@@ -61,6 +61,7 @@ from .types import (check_writable, spark_schema_for, stored_schema, target_arro
 from ..datasets.write import commit_fragments
 
 __all__ = ["DatasetSplit", "DatasetScan", "DatasetCommitMessage", "LanceDatasetWriter", "dataset_writer",
+           "RemoteDatasetWriter", "remote_dataset_writer",
            "fragment_files"]
 
 
@@ -337,27 +338,99 @@ class LanceDatasetWriter(StagedJob, DataSourceArrowWriter):
                 pass
 
 
-def dataset_writer(opts: WriteOptions, spark_schema: T.StructType, overwrite: bool, root: str,
-                   exists: bool) -> LanceDatasetWriter:
-    """Plan a write job into the dataset at ``root`` (``exists``: a dataset is there)."""
+def _plan(opts: WriteOptions, spark_schema: T.StructType, overwrite: bool, root, exists: bool,
+          storage_options: dict | None = None) -> tuple[WritePlan, list[int]]:
+    """The write plan of a job into the dataset at ``root`` and the order of the Spark columns in it."""
     if opts.max_page_bytes:
         raise InvalidInputError("option maxPageBytes applies to format=files writes only; "
                                 "dataset writes use the default page size")
     max_rows = opts.max_rows_per_file or DEFAULT_MAX_ROWS_PER_FILE
+    where = opts.path if storage_options is not None else root
     if exists and not overwrite:
-        current = dataset(root)
+        current = dataset(where, storage_options=storage_options)
         _check_vectors(opts.vector_columns, current.schema, root)
-        plan = plan_write(root, current.schema, mode="append", max_rows_per_file=max_rows,
-                          data_storage_version=opts.version)
+        plan = plan_write(where, current.schema, mode="append", max_rows_per_file=max_rows,
+                          data_storage_version=opts.version, storage_options=storage_options)
         order = _append_order(spark_schema, plan.schema, root)
     else:
         arrow = stored_schema(target_arrow_schema(spark_schema), vector_types(spark_schema, opts.vector_columns),
                               opts.field_metadata)
-        plan = plan_write(root, arrow, mode="overwrite" if overwrite else "append", max_rows_per_file=max_rows,
-                          data_storage_version=opts.version)
+        plan = plan_write(where, arrow, mode="overwrite" if overwrite else "append", max_rows_per_file=max_rows,
+                          data_storage_version=opts.version, storage_options=storage_options)
         order = list(range(len(arrow)))
     check_writable(spark_schema, plan.file_version)
+    return plan, order
+
+
+def dataset_writer(opts: WriteOptions, spark_schema: T.StructType, overwrite: bool, root: str,
+                   exists: bool) -> LanceDatasetWriter:
+    """Plan a write job into the dataset at ``root`` (``exists``: a dataset is there)."""
+    plan, order = _plan(opts, spark_schema, overwrite, root, exists)
     created = not os.path.exists(root)
     writer = LanceDatasetWriter(plan, order, opts.max_bytes_per_file, uuid.uuid4().hex[:12], created)
     os.makedirs(writer.staging)  # tasks write their files in here
     return writer
+
+
+class RemoteDatasetWriter(DataSourceArrowWriter):
+    """A write job into a dataset on an object store (s3://, memory://).
+
+    An object store has no directory to rename, and a data file is invisible until a
+    manifest names it: each task uploads its files straight into the dataset's ``data/``
+    under fresh random names (each upload complete or absent) and returns their fragments;
+    the driver commits them as one version (a conditional create of the manifest, as on a
+    local path). A task that fails removes its own files, ``abort()`` removes the files of
+    the tasks that reported, a failed commit removes them all. Only a task killed mid-way
+    or a late speculative attempt can leave unreferenced files, as in the reference:
+    :meth:`lancefile.LanceDataset.cleanup_orphans` removes them.
+    """
+
+    def __init__(self, plan: WritePlan, order: list[int], max_bytes: int | None) -> None:
+        self.plan = plan
+        self.order = order
+        self.max_bytes = max_bytes
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> DatasetCommitMessage:
+        from ..datasets.write import _remove_files
+
+        batches = (conform_for_write(b, self.plan.schema, self.order) for b in iterator)
+        fragments: list[bytes] = []
+        try:
+            if self.max_bytes:
+                for group in _byte_groups(batches, self.max_bytes):
+                    fragments += write_fragments(self.plan, group)
+            else:
+                fragments = write_fragments(self.plan, batches)
+        except BaseException:
+            _remove_files(self.plan.root, fragments)
+            raise
+        return DatasetCommitMessage(fragments, "")
+
+    def commit(self, messages) -> None:
+        from ..datasets.write import _latest, _remove_files
+
+        fragments = [f for m in messages if m is not None for f in m.fragments]
+        try:
+            commit_fragments(self.plan, fragments)
+        except BaseException:
+            names = fragment_files(fragments)
+            try:
+                latest, _ = _latest(self.plan.root)
+            except LanceError:
+                latest = None
+            landed = latest is not None and any(df.path in names for f in latest.manifest.fragments for df in f.files)
+            if not landed:  # a commit that raised after its version became visible keeps its data
+                _remove_files(self.plan.root, fragments)
+            raise
+
+    def abort(self, messages) -> None:
+        from ..datasets.write import _remove_files
+
+        _remove_files(self.plan.root, [f for m in messages or [] if m is not None for f in m.fragments])
+
+
+def remote_dataset_writer(opts: WriteOptions, spark_schema: T.StructType, overwrite: bool,
+                          exists: bool) -> RemoteDatasetWriter:
+    """Plan a write job into the dataset at the object-store URI ``opts.path``."""
+    plan, order = _plan(opts, spark_schema, overwrite, opts.path, exists, dict(opts.storage_options or {}))
+    return RemoteDatasetWriter(plan, order, opts.max_bytes_per_file)

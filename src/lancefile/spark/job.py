@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..cli import format_size
+from ..textformat import format_size
 from ..errors import InvalidInputError, LanceError
 
 __all__ = ["PipelineConfig", "run_pipeline", "main", "sample_dataframe"]

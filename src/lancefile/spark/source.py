@@ -49,7 +49,7 @@ from ..reader import LanceFileReader
 from ..writer import LanceFileWriter
 from . import SHORT_NAME
 from . import filters as F
-from .datasets import DatasetScan, LanceDatasetWriter, dataset_writer
+from .datasets import DatasetScan, dataset_writer
 from .files import (LanceFileInfo, common_schema, is_dataset, list_lance_files, local_path, resolve_name,
                     row_ranges, scan_files)
 from .options import ReadOptions, WriteOptions
@@ -387,7 +387,7 @@ class LanceDataSource(DataSource):
         cls = LanceFilteringReader if opts.push_filters else LanceReader
         return cls(opts, schema, scan.splits(opts.split_rows, opts.split_bytes), columns)
 
-    def writer(self, schema: T.StructType, overwrite: bool) -> LanceFilesWriter | LanceDatasetWriter:
+    def writer(self, schema: T.StructType, overwrite: bool):
         opts = WriteOptions.parse(self.options, self.hadoop)
         if is_remote_path(opts.path):
             return _remote_writer(opts, schema, overwrite)
@@ -429,6 +429,11 @@ def _layout(opts: WriteOptions, root: str, dataset_here: bool) -> str:
     """``dataset`` or ``files``: the ``format`` option, else ``files`` only for an existing
     directory of plain Lance files (written before datasets), so old users keep their layout."""
     files_here = not dataset_here and os.path.isdir(root) and bool(list_lance_files(root, must_exist=False))
+    return _chosen_layout(opts, dataset_here, files_here)
+
+
+def _chosen_layout(opts: WriteOptions, dataset_here: bool, files_here: bool) -> str:
+    """The ``format`` option checked against what the path holds, or the layout it implies."""
     if opts.format == "files" and dataset_here:
         raise InvalidInputError(f"{opts.path} is a Lance dataset: format=files would add files its versions do "
                                 f"not list; write with format=dataset (the default) or to another path")
@@ -507,13 +512,20 @@ class RemoteFilesWriter(LanceFilesWriter):
             pass  # nothing was staged
 
 
-def _remote_writer(opts: WriteOptions, schema: T.StructType, overwrite: bool) -> RemoteFilesWriter:
-    """The writer of a job whose path is on an object store: Lance files only."""
-    from ..datasets.storage import REMOTE_WRITE_REFUSAL
+def _remote_writer(opts: WriteOptions, schema: T.StructType, overwrite: bool):
+    """The writer of a job whose path is on an object store: a dataset version, or Lance files."""
+    from ..datasets.storage import dataset_root, join, list_names, refuse_remote_write
+    from .datasets import remote_dataset_writer
+    from .remote import list_remote_files
 
-    if opts.format != "files":
-        raise LanceIOError(f"cannot write a Lance dataset to {opts.path} from Spark: {REMOTE_WRITE_REFUSAL}. "
-                           f"To write plain Lance files there, use .option('format', 'files')")
     _check_names(schema)
+    root = dataset_root(opts.path, opts.storage_options or None)
+    exists = bool(list_names(join(root, "_versions")))
+    files_here = not exists and opts.format != "files" and bool(
+        list_remote_files(opts.path, opts.storage_options, must_exist=False))
+    if _chosen_layout(opts, exists, files_here) == "dataset":
+        refuse_remote_write(root, "write a Lance dataset from Spark (to write plain Lance files there, use "
+                                  ".option('format', 'files'))")
+        return remote_dataset_writer(opts, schema, overwrite, exists)
     check_writable(schema, opts.file_version)
     return RemoteFilesWriter(opts, schema, overwrite, uuid.uuid4().hex[:12])

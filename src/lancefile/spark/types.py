@@ -177,9 +177,9 @@ def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 
 # -- writing ---------------------------------------------------------------------------
 
-#: Spark types the 2.0 writer cannot store, with the reason given to the user.
+#: Spark types a Lance file cannot store, with the reason given to the user (maps: only before 2.2).
 UNWRITABLE = {
-    "MapType": "map columns need Lance file version 2.2, which lancefile cannot write yet",
+    "MapType": "map columns need Lance file version 2.2 or later (option version='2.2', the default)",
     "YearMonthIntervalType": "Arrow has no type PySpark can hand over for year-month intervals",
     "CalendarIntervalType": "calendar intervals have no Arrow equivalent",
     "VariantType": "variant values have no Lance encoding yet",
