@@ -48,9 +48,21 @@ def test_results_are_an_arrow_stream(path):
 
 
 def test_duckdb_reads_results(path):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     results = lancefile.LanceFileReader(path).read_all()  # noqa: F841 - read by name below
-    assert duckdb.sql("select sum(id) from results").fetchone()[0] == 45
+    assert duckdb.sql("select sum(id) from results").fetchall()[0][0] == 45
+    taken = lancefile.LanceFileReader(path).take_rows([1, 3, 8])  # noqa: F841
+    assert duckdb.sql("select list(id order by id) from taken").fetchall()[0][0] == [1, 3, 8]
+
+
+def test_polars_reads_results(path):
+    import polars as pl
+
+    frame = pl.DataFrame(lancefile.LanceFileReader(path).read_all())  # through __arrow_c_stream__
+    assert frame.height == 10 and frame["id"].sum() == 45
+    part = pl.DataFrame(lancefile.LanceFileReader(path).read_range(2, 3))
+    assert part["id"].to_list() == [2, 3, 4]
 
 
 def test_size_bytes(path):
