@@ -78,7 +78,17 @@ class ColumnMetadata:
 
 @dataclass(frozen=True)
 class FileMetadata:
-    """What :meth:`LanceFileReader.metadata` returns (mirrors ``lance.file.LanceFileMetadata``)."""
+    """What :meth:`LanceFileReader.metadata` returns (mirrors ``lance.file.LanceFileMetadata``).
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "fm.lance")
+        >>> lancefile.write_table(pa.table({"a": [1.5, 2.5]}), path)
+        >>> meta = lancefile.read_metadata(path)
+        >>> meta.schema.names, meta.num_rows, meta.columns[0].index
+        (['a'], 2, 0)
+    """
 
     schema: pa.Schema
     num_rows: int
@@ -120,12 +130,15 @@ class ReaderResults:
         return readahead(self._make, self._readahead)
 
     def to_batches(self) -> list[pa.RecordBatch]:
+        """Every batch of the result, read now."""
         return list(self._make())
 
     def to_table(self) -> pa.Table:
+        """The whole result as one table, read now."""
         return pa.Table.from_batches(self.to_batches(), schema=self.schema)
 
     def to_reader(self) -> pa.RecordBatchReader:
+        """A ``pyarrow.RecordBatchReader`` that reads the batches as they are pulled."""
         return pa.RecordBatchReader.from_batches(self.schema, iter(self))
 
     def __arrow_c_stream__(self, requested_schema=None):
@@ -258,10 +271,12 @@ class LanceFileReader:
 
     # -- public API -------------------------------------------------------------------
     def num_rows(self) -> int:
+        """The number of rows in the file (as pylance's ``LanceFileReader.num_rows()``)."""
         return self._num_rows
 
     @property
     def version(self) -> str:
+        """The file's Lance version: ``"2.0"``, ``"2.1"`` or ``"2.2"``."""
         return self._layout.version.name
 
     @property
@@ -293,6 +308,7 @@ class LanceFileReader:
         return out
 
     def read_global_buffer(self, index: int) -> bytes:
+        """The bytes of global buffer ``index`` (0 holds the schema)."""
         self._check_open()
         gbs = self._layout.global_buffers
         if not 0 <= index < len(gbs):
@@ -300,6 +316,17 @@ class LanceFileReader:
         return bytes(self._layout.read_buffer(gbs[index]))
 
     def metadata(self) -> FileMetadata:
+        """The file's schema, version, rows, columns, pages and global buffers, without reading data.
+
+        Example::
+
+            >>> import pyarrow as pa, lancefile, tempfile, os
+            >>> path = os.path.join(tempfile.mkdtemp(), "m.lance")
+            >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), path)
+            >>> meta = lancefile.LanceFileReader(path).metadata()
+            >>> meta.num_rows, meta.major_version, meta.minor_version, len(meta.columns)
+            (3, 2, 2, 1)
+        """
         from .format.container import unpack_any
 
         url, message = self._codec.page_encoding_url, self._codec.page_encoding_message

@@ -38,7 +38,17 @@ DECODE_ROWS = 64 * 1024
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """What :func:`verify` checked in a file that is intact."""
+    """What :func:`verify` checked in a file that is intact.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "v.lance")
+        >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), path)
+        >>> report = lancefile.verify(path)
+        >>> report.rows, report.checksums_present, report.decoded
+        (3, True, True)
+    """
 
     path: str
     version: str
@@ -64,6 +74,14 @@ def verify(source, *, decode: bool = True, progress=None) -> VerifyReport:
     ``decode=False`` skips decoding the rows (checksums, metadata and encodings only).
     ``progress(stage, done, total)`` is called as the work advances: stage ``"checksums"``
     counts bytes, ``"decoding"`` rows.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "ok.lance")
+        >>> lancefile.write_table(pa.table({"s": ["x", None]}), path)
+        >>> str(lancefile.verify(path, decode=False)).endswith("match)")
+        True
     """
     with LanceFileReader(source) as reader:
         layout = reader._layout

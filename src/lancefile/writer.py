@@ -67,7 +67,14 @@ _OUT_OF_LINE_COPY_BYTES = 16 << 20  # out-of-line values up to this are gathered
 
 @dataclass(frozen=True)
 class WriterOptions:
-    """Options shared by :class:`LanceFileWriter` and :func:`lancefile.write_table`."""
+    """Options shared by :class:`LanceFileWriter` and :func:`lancefile.write_table`.
+
+    Example::
+
+        >>> opts = WriterOptions(version="2.1", max_page_bytes=8 << 20)
+        >>> opts.version, opts.max_page_bytes
+        ('2.1', 8388608)
+    """
 
     version: str = DEFAULT_VERSION.value
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
@@ -422,6 +429,7 @@ class LanceFileWriter:
 
     @property
     def schema(self) -> pa.Schema | None:
+        """The schema of the file being written (None until given or taken from the first batch)."""
         return self._schema
 
     def _check_open(self) -> None:

@@ -73,6 +73,17 @@ class LanceDataset:
     """One version of a Lance dataset (``lance.LanceDataset``-like; read with :func:`dataset`).
 
     Methods read only the files the asked-for columns live in; deleted rows never appear.
+
+    Example::
+
+        >>> import pyarrow as pa, pyarrow.compute as pc, lancefile, tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> _ = lancefile.write_dataset(pa.table({"id": list(range(6))}), root, max_rows_per_file=4)
+        >>> ds = lancefile.dataset(root).delete(pc.field("id") == 2)
+        >>> ds.version, ds.count_rows(), len(ds.get_fragments())
+        (2, 5, 2)
+        >>> ds.take([0, 2]).column("id").to_pylist(), lancefile.dataset(root, version=1).count_rows()
+        ([0, 3], 6)
     """
 
     def __init__(self, root, loaded: LoadedManifest, latest: int) -> None:
@@ -136,6 +147,7 @@ class LanceDataset:
     # -- versions -----------------------------------------------------------------------------
     @property
     def uri(self) -> str:
+        """The path or URI the dataset was opened at."""
         return storage.name(self._root)
 
     @property
@@ -183,6 +195,7 @@ class LanceDataset:
         return list(self._fragments)
 
     def get_fragment(self, fragment_id: int) -> LanceFragment | None:
+        """The fragment with id ``fragment_id`` in this version; None if it has none."""
         return next((f for f in self._fragments if f.fragment_id == fragment_id), None)
 
     def count_rows(self, filter=None) -> int:
@@ -249,6 +262,7 @@ class LanceDataset:
 
     def to_reader(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
                   filter=None) -> pa.RecordBatchReader:
+        """A ``pyarrow.RecordBatchReader`` over the live rows (as :meth:`to_batches`), read as pulled."""
         scan = self._scan(columns, filter)
         return pa.RecordBatchReader.from_batches(
             scan[0].schema, self.to_batches(columns, batch_size=batch_size, filter=filter))

@@ -432,6 +432,15 @@ def write_dataset(data, uri, *, mode: str = "create", schema: pa.Schema | None =
 
     Returns the dataset at the version committed. On failure no new version appears and the
     data files written for it are removed.
+
+    Example::
+
+        >>> import pyarrow as pa, lancefile, tempfile
+        >>> root = tempfile.mkdtemp()
+        >>> ds = lancefile.write_dataset(pa.table({"x": [1, 2]}), root)
+        >>> ds = lancefile.write_dataset(pa.table({"x": [3]}), root, mode="append")
+        >>> ds.version, ds.to_table().column("x").to_pylist()
+        (2, [1, 2, 3])
     """
     schema, batches = _batches(data, schema)
     plan = plan_write(uri, schema, mode=mode, max_rows_per_file=max_rows_per_file,
