@@ -489,24 +489,42 @@ def _s3_put_if_absent(store: "ObjectStore", data: bytes) -> bool:
     return _s3_put(store, data, "*")
 
 
+def _s3_head(store: "ObjectStore") -> bool:
+    """Whether the key exists (one HeadObject)."""
+    bucket, _, key = store.path.partition("/")
+    return _s3_request(store, lambda client: client.head_object(Bucket=bucket, Key=key), missing=False)
+
+
 def _s3_put(store: "ObjectStore", data: bytes, if_none_match: str | None) -> bool:
     """One PutObject (conditional with ``if_none_match="*"``); False if the condition failed."""
-    from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
-
     bucket, _, key = store.path.partition("/")
     extra = {"IfNoneMatch": if_none_match} if if_none_match else {}
+    return _s3_request(store, lambda client: client.put_object(Bucket=bucket, Key=key, Body=data, **extra),
+                       failed_condition=False)
+
+
+_BOTO_CODES = {"AccessDenied": "ACCESS_DENIED", "InvalidAccessKeyId": "INVALID_ACCESS_KEY",
+               "SignatureDoesNotMatch": "SIGNATURE_DOES_NOT_MATCH", "NoSuchBucket": "NO_SUCH_BUCKET",
+               "SlowDown": "SLOW_DOWN"}
+
+
+def _s3_request(store: "ObjectStore", fn, *, failed_condition=None, missing=None) -> bool:
+    """``fn(client)`` through boto3: True when it succeeds; ``failed_condition`` for a 412,
+    ``missing`` for a 404 (when given); other failures as the OSErrors :class:`RetryPolicy` sorts."""
+    from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+
     try:
-        _s3_client(store.options).put_object(Bucket=bucket, Key=key, Body=data, **extra)
+        fn(_s3_client(store.options))
     except ClientError as exc:
         err = exc.response.get("Error", {})
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        if status == 412 or err.get("Code") == "PreconditionFailed":
-            return False
+        if failed_condition is not None and (status == 412 or err.get("Code") == "PreconditionFailed"):
+            return failed_condition
+        if missing is not None and status == 404:
+            return missing
         if status == 409:  # ConditionalRequestConflict: a concurrent create of the key is in progress
             raise ConnectionAbortedError(f"connection aborted: concurrent create of the key ({err.get('Code')})")
-        code = {"AccessDenied": "ACCESS_DENIED", "InvalidAccessKeyId": "INVALID_ACCESS_KEY",
-                "SignatureDoesNotMatch": "SIGNATURE_DOES_NOT_MATCH", "NoSuchBucket": "NO_SUCH_BUCKET",
-                "SlowDown": "SLOW_DOWN"}.get(err.get("Code", ""), err.get("Code", ""))
+        code = _BOTO_CODES.get(err.get("Code", ""), err.get("Code", ""))
         raise OSError(f"{code} HTTP status {status}: {err.get('Message', exc)}") from exc
     except EndpointConnectionError as exc:
         raise ConnectionRefusedError(f"connection refused: {exc}") from exc
@@ -594,6 +612,14 @@ class ObjectStore:
 
     def delete(self) -> None:
         self.call("delete", lambda: self.fs.delete_file(self.path))
+
+    def exists(self) -> bool:
+        """Whether an object is at the key (on S3 one HEAD; pyarrow.fs also lists, for a directory)."""
+        import pyarrow.fs as pafs
+
+        if isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and _boto3_available():
+            return self.call("look up", lambda: _s3_head(self))
+        return self.info().type != pafs.FileType.NotFound
 
     def put_if_absent(self, data: bytes) -> bool:
         """Create the object with ``data`` only if nothing is at the key; False if something is.

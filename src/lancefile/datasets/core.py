@@ -305,7 +305,8 @@ class LanceDataset:
         from .delete import delete_rows
 
         refuse_remote_write(self._root, "delete rows of the dataset")
-        return LanceDataset._open(self._root, delete_rows(self, filter))
+        committed = delete_rows(self, filter)
+        return self if committed is None else LanceDataset(self._root, committed, committed.manifest.version)
 
     def cleanup_orphans(self, *, older_than_seconds: float = 3600.0, dry_run: bool = False) -> list[str]:
         """Remove files no version refers to: what writes killed mid-way leave behind.

@@ -48,8 +48,8 @@ def _matching_offsets(frag, expr, columns: list[str]) -> np.ndarray:
     return np.setdiff1d(hits, frag.deleted_offsets().astype(np.int64), assume_unique=False)
 
 
-def delete_rows(ds, filter) -> int:
-    """Delete the rows of ``ds`` matching ``filter``; returns the new version (``ds`` unchanged if none)."""
+def delete_rows(ds, filter) -> LoadedManifest | None:
+    """Delete the rows of ``ds`` matching ``filter``; returns the new version's manifest (None: no row matched)."""
     if isinstance(filter, str):
         raise InvalidInputError("lancefile takes a pyarrow.compute.Expression or a DNF list as the delete "
                                 f"predicate, not SQL text ({filter!r})")
@@ -78,7 +78,7 @@ def delete_rows(ds, filter) -> int:
         pb.deletion_file.CopyFrom(info)
         updated[frag.fragment_id] = pb
     if not updated and not removed:
-        return ds.version
+        return None
     predicate = str(expr)
 
     def make(base: LoadedManifest, base_version: int, txn_name: str, txn_uuid: str):

@@ -217,9 +217,7 @@ def remove(loc) -> None:
 
 def exists(loc) -> bool:
     if isinstance(loc, ObjectStore):
-        import pyarrow.fs as pafs
-
-        return loc.info().type != pafs.FileType.NotFound
+        return loc.exists()
     return os.path.exists(loc)
 
 

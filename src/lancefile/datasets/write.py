@@ -40,9 +40,10 @@ from .core import LanceDataset
 from .storage import (dataset_root, is_remote, join, make_dirs, put_file, refuse_remote_write, remove)
 from .storage import name as location_name
 from .fragment import DATA_DIR
-from .manifest import (FLAG_DELETION_FILES, FLAG_MIXED_FILE_VERSIONS, FLAG_TABLE_CONFIG, LoadedManifest,
-                       check_reader_flags, check_writer_flags, commit_manifest_file, encode_manifest,
-                       list_manifests, read_manifest, write_hint)
+from .manifest import (FLAG_DELETION_FILES, FLAG_MIXED_FILE_VERSIONS, FLAG_TABLE_CONFIG, VERSIONS_DIR,
+                       LoadedManifest, check_reader_flags, check_writer_flags, commit_manifest_file,
+                       encode_manifest, list_manifests, manifest_file_name, parse_manifest, read_manifest,
+                       write_hint)
 
 __all__ = ["write_dataset", "WritePlan", "plan_write", "write_fragments", "commit_fragments",
            "DEFAULT_MAX_ROWS_PER_FILE"]
@@ -75,6 +76,11 @@ class WritePlan:
     data_format: str               # the dataset's data_format.version after the commit
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
     extra: dict = field(default_factory=dict)
+    # the manifest the write builds on, as read when planning (not sent to Spark tasks)
+    base: LoadedManifest | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "base": None}
 
     def lance_schema(self) -> LanceSchema:
         pb = file_pb2.Schema()
@@ -130,7 +136,7 @@ def plan_write(uri, schema: pa.Schema, *, mode: str = "create", max_rows_per_fil
         data_format = file_version
     return WritePlan(root=root, mode=mode, read_version=base.manifest.version if base else 0, scheme=scheme,
                      schema=schema, fields=lance_schema.to_proto().SerializeToString(), file_version=file_version,
-                     data_format=data_format, max_rows_per_file=max_rows_per_file)
+                     data_format=data_format, max_rows_per_file=max_rows_per_file, base=base)
 
 
 def _check_append_schema(got: pa.Schema, want: pa.Schema, root: str) -> None:
@@ -338,23 +344,25 @@ def _why_not_rebase(plan: WritePlan, root: str, since: int, latest: LoadedManife
     return None
 
 
-def commit_loop(root: str, scheme: str, what: str, base: LoadedManifest | None, read_version: int,
-                make, why_not_rebase) -> int:
+def commit_loop(root, scheme: str, what: str, base: LoadedManifest | None, read_version: int,
+                make, why_not_rebase) -> LoadedManifest:
     """Commit one new version, rebasing on newer versions while ``why_not_rebase`` allows.
 
     ``make(base, read_version, txn_name)`` gives ``(manifest, transaction, index_section)``
     for a version on top of ``base``; ``why_not_rebase(since, latest)`` says why the
-    operation cannot go on top of ``latest`` (None if it can). Returns the new version;
-    raises :class:`CommitConflictError` having made nothing visible.
+    operation cannot go on top of ``latest`` (None if it can). Returns the new version's
+    manifest; raises :class:`CommitConflictError` having made nothing visible.
     """
     for _attempt in range(COMMIT_RETRIES):
         txn_name_uuid = str(uuid.uuid4())
         txn_name = f"{read_version}-{txn_name_uuid}.txn"
         manifest, txn, index = make(base, read_version, txn_name, txn_name_uuid)
         txn_path = _write_transaction(root, txn_name, txn)
-        if commit_manifest_file(root, manifest.version, scheme, encode_manifest(manifest, txn, index)):
+        data = encode_manifest(manifest, txn, index)
+        if commit_manifest_file(root, manifest.version, scheme, data):
             write_hint(root, manifest.version)
-            return manifest.version
+            where = join(root, VERSIONS_DIR, manifest_file_name(manifest.version, scheme))
+            return parse_manifest(data, location_name(where))
         remove(txn_path)  # never referenced: another writer took the version
         latest, _scheme = _latest(root)
         if latest is None:
@@ -383,19 +391,20 @@ def newer_operations(root: str, since: int, latest: LoadedManifest) -> list[tupl
 
 def commit_fragments(plan: WritePlan, fragments: list[bytes]) -> LanceDataset:
     """Commit the fragments written for ``plan`` as one new version; returns the dataset at it."""
-    return LanceDataset._open(plan.root, _commit(plan, fragments))
+    committed = _commit(plan, fragments)
+    return LanceDataset(plan.root, committed, committed.manifest.version)
 
 
-def _commit(plan: WritePlan, fragments: list[bytes]) -> int:
-    """Commit; returns the new version number (or raises, having made nothing visible)."""
+def _commit(plan: WritePlan, fragments: list[bytes]) -> LoadedManifest:
+    """Commit; returns the new version's manifest (or raises, having made nothing visible)."""
     frags = []
     for raw in fragments:
         f = table_pb2.DataFragment()
         f.ParseFromString(raw)
         frags.append(f)
     root = plan.root
-    base = None
-    if plan.read_version:
+    base = plan.base if plan.base is not None and plan.base.manifest.version == plan.read_version else None
+    if plan.read_version and base is None:
         manifests = {m.version: m for m in list_manifests(root)}
         if plan.read_version not in manifests:
             raise CommitConflictError(f"{location_name(root)}: version {plan.read_version}, which this write builds on, is gone")
@@ -447,11 +456,11 @@ def write_dataset(data, uri, *, mode: str = "create", schema: pa.Schema | None =
                       data_storage_version=data_storage_version, storage_options=storage_options)
     fragments = write_fragments(plan, batches)
     try:
-        version = _commit(plan, fragments)
+        committed = _commit(plan, fragments)
     except BaseException:
         _remove_files(plan.root, fragments)
         raise
-    return LanceDataset._open(plan.root, version)
+    return LanceDataset(plan.root, committed, committed.manifest.version)
 
 
 def _remove_files(root, fragments: list[bytes]) -> None:
