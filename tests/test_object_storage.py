@@ -416,3 +416,18 @@ def test_cli_inspects_a_dataset_on_the_server(s3, monkeypatch, capsys):
     assert cli.main(["inspect", uri]) == 0
     out = capsys.readouterr().out
     assert "version:   2 of 2" in out and "29 live in 2 fragment(s)" in out and "_deletions/0-1-" in out, out
+
+
+def test_large_file_upload_goes_straight_to_its_key(s3):
+    """A file over one part is a multipart upload to its own key (no temporary key, no copy: S3's
+    CopyObject stops at 5 GB); a small one is a single PUT."""
+    app, options = s3
+    table = _table(1_500_000)  # ~ 30 MB
+    app.take()
+    lancefile.write_table(table, f"s3://{BUCKET}/straight/big.lance", storage_options=options)
+    sent = [(m, p) for m, p, _ in app.take() if m not in ("GET", "HEAD")]
+    assert sent and all(p.endswith("/straight/big.lance") for _, p in sent), sent
+    assert [m for m, _ in sent].count("POST") == 2 and "DELETE" not in [m for m, _ in sent]  # create + complete
+    lancefile.write_table(_table(10), f"s3://{BUCKET}/straight/small.lance", storage_options=options)
+    assert [(m, p.rsplit("/", 1)[1]) for m, p, _ in app.take() if m not in ("GET", "HEAD")] == [("PUT", "small.lance")]
+    assert lancefile.read_table(f"s3://{BUCKET}/straight/big.lance", storage_options=options).equals(table)

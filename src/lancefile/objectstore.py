@@ -489,6 +489,27 @@ def _s3_put_if_absent(store: "ObjectStore", data: bytes) -> bool:
     return _s3_put(store, data, "*")
 
 
+def _s3_upload_file(store: "ObjectStore", local: str, part_bytes: int) -> None:
+    """Upload the local file ``local`` to the key: one PutObject up to ``part_bytes``, else a
+    multipart upload of such parts, several at once, aborted (nothing left) if any part fails."""
+    from boto3.s3.transfer import TransferConfig
+    from boto3.exceptions import S3UploadFailedError
+
+    bucket, _, key = store.path.partition("/")
+    config = TransferConfig(multipart_threshold=part_bytes + 1, multipart_chunksize=part_bytes,
+                            max_concurrency=IO_THREADS, use_threads=True)
+
+    def upload(client) -> None:
+        try:
+            client.upload_file(local, bucket, key, Config=config)
+        except S3UploadFailedError as exc:  # its message holds the S3 error code and status
+            text = str(exc)
+            code = next((v for k, v in _BOTO_CODES.items() if k in text), "")
+            raise OSError(f"{code} {text}") from exc
+
+    _s3_request(store, upload)
+
+
 def _s3_head(store: "ObjectStore") -> bool:
     """Whether the key exists (one HeadObject)."""
     bucket, _, key = store.path.partition("/")
@@ -577,10 +598,7 @@ class ObjectStore:
 
     def write_bytes(self, data: bytes) -> None:
         """Write the whole object (replacing it); on S3 one PutObject when it is at most a part."""
-        import pyarrow.fs as pafs
-
-        if isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and len(data) <= PART_BYTES \
-                and _boto3_available():
+        if self.conditional_writes() and len(data) <= PART_BYTES:
             self.call("write", lambda: _s3_put(self, data, None))
             return
 
@@ -613,11 +631,17 @@ class ObjectStore:
     def delete(self) -> None:
         self.call("delete", lambda: self.fs.delete_file(self.path))
 
+    def conditional_writes(self) -> bool:
+        """Whether requests go to S3 through boto3 too (an S3 store lancefile made, boto3 installed)."""
+        import pyarrow.fs as pafs
+
+        return isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and _boto3_available()
+
     def exists(self) -> bool:
         """Whether an object is at the key (on S3 one HEAD; pyarrow.fs also lists, for a directory)."""
         import pyarrow.fs as pafs
 
-        if isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and _boto3_available():
+        if self.conditional_writes():
             return self.call("look up", lambda: _s3_head(self))
         return self.info().type != pafs.FileType.NotFound
 

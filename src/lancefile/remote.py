@@ -102,6 +102,13 @@ class RemoteTarget:
     def _upload(self) -> None:
         fs, path = self._store.fs, self._store.path
         parent, _, base = path.rpartition("/")
+        if self._store.conditional_writes():
+            # boto3 makes the object visible only when the upload completes and aborts a failed
+            # multipart upload: straight to the key, no temporary key, no 5 GB CopyObject limit
+            from .objectstore import _s3_upload_file
+
+            _s3_upload_file(self._store, self.staging, SEND_CHUNK_BYTES)
+            return
         self._store.make_parent()
         if self._direct:  # nobody reads the key before a commit names it: no temporary key, no copy
             try:
