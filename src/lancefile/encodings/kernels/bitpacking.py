@@ -21,7 +21,6 @@ from .fastlanes import (
     FASTLANES_CHUNK,
     _chunk_bit_widths,
     _fl_unpack,
-    _k_fl_unpack_into,
     _pack_chunks,
     _pad_to_chunks,
     _unpack_chunks,
@@ -130,6 +129,56 @@ def _k_inline_scan(words, run_starts, run_limits, run_groups, T, exact, word_sta
     return 0, -1
 
 
+@_Kernel
+def _k_inline_decode(words, nbytes, itemsize, offsets, sizes, has_sizes, counts, T, out, scratch):
+    # Check and decode the InlineBitpacking buffers of chunks in one pass: chunk r starts at
+    # byte offsets[r] (ending at offsets[r] + sizes[r] exactly when has_sizes, else by the end
+    # of ``words``) and holds counts[r] values, which go to ``out`` one chunk after another.
+    # Returns (status, chunk, group): 0 ok; 1 the buffer ends inside the group; 2 a width word
+    # is not in 0..T; 3 bytes are left over; 4 a negative count; 5 a chunk does not start on a
+    # word inside the buffer; 6 a chunk's size is not whole words.
+    o = 0
+    g = 0
+    for r in range(offsets.shape[0]):
+        n = counts[r]
+        if n < 0:
+            return 4, r, g
+        off = offsets[r]
+        if off < 0 or off % itemsize != 0 or off > nbytes:
+            return 5, r, g
+        pos = off // itemsize
+        limit = words.shape[0]
+        if has_sizes:
+            if sizes[r] % itemsize != 0:
+                return 6, r, g
+            limit = min(limit, pos + sizes[r] // itemsize)
+        left = n
+        while left > 0:
+            if pos >= limit:
+                return 1, r, g
+            W = np.int64(words[pos])
+            if W < 0 or W > T:  # a u64 word above 2**63 reads as negative
+                return 2, r, g
+            end = pos + 1 + (1024 * W) // T
+            if end > limit:
+                return 1, r, g
+            if left >= 1024:
+                _fl_unpack(words, pos + 1, W, T, out, o)
+                o += 1024
+                left -= 1024
+            else:
+                _fl_unpack(words, pos + 1, W, T, scratch, 0)
+                for i in range(left):
+                    out[o + i] = scratch[i]
+                o += left
+                left = 0
+            pos = end
+            g += 1
+        if has_sizes and pos != limit:
+            return 3, r, g - 1
+    return 0, -1, -1
+
+
 # --------------------------------------------------------------------------------------
 # InlineBitpacking (2.1): [width word][packed words] per 1024 values
 # --------------------------------------------------------------------------------------
@@ -209,32 +258,29 @@ def inline_bitpacking_decode_chunks(buf, bits: int, byte_offsets, num_values, by
     dtype = _uint_dtype(bits)
     raw, words = _inline_words(buf, dtype)
     offsets = np.asarray(byte_offsets, dtype=np.int64).reshape(-1)
-    limits = (np.full(offsets.shape, words.size, np.int64) if byte_sizes is None
-              else (offsets + np.asarray(byte_sizes, dtype=np.int64).reshape(-1)) // dtype.itemsize)
     counts = np.asarray(num_values, dtype=np.int64).reshape(-1)
-    if offsets.shape != counts.shape or (counts < 0).any():
+    has_sizes = byte_sizes is not None
+    sizes = np.asarray(byte_sizes, dtype=np.int64).reshape(-1) if has_sizes else offsets
+    if offsets.shape != counts.shape or sizes.shape != counts.shape:
         raise InvalidInputError("byte_offsets and num_values must be equally long, with counts >= 0")
-    bad = (offsets % dtype.itemsize != 0) | (offsets < 0) | (offsets > raw.size)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CorruptFileError(f"InlineBitpacking chunk {i} starts at byte {offsets[i]}, not a {bits}-bit word inside the {raw.size}-byte buffer")
-    groups = -(-counts // FASTLANES_CHUNK)
-    if byte_sizes is not None and np.any(np.asarray(byte_sizes) % dtype.itemsize):
-        raise CorruptFileError(f"InlineBitpacking chunk buffers must be whole {bits}-bit words")
-    starts, widths = _inline_scan(words, offsets // dtype.itemsize, limits, groups, dtype.itemsize * 8, "chunk",
-                                  exact=byte_sizes is not None)
-    if np.array_equal(counts[:-1], groups[:-1] * FASTLANES_CHUNK):  # only the last chunk is partial
-        return _unpack_chunks(words, starts, widths, dtype)[: int(counts.sum())]
-    # chunks of any size: each 1024-value group goes straight to its place, padding dropped
-    n_groups = int(groups.sum())
-    group_chunk = np.repeat(np.arange(len(groups)), groups)
-    within = np.arange(n_groups) - (np.cumsum(groups) - groups)[group_chunk]  # group index in its chunk
-    out_pos = (np.cumsum(counts) - counts)[group_chunk] + within * FASTLANES_CHUNK
-    out_n = np.minimum(counts[group_chunk] - within * FASTLANES_CHUNK, FASTLANES_CHUNK)
-    out = empty(int(counts.sum()), dtype)
-    if n_groups:
-        _k_fl_unpack_into(words, starts, widths, dtype.itemsize * 8, out_pos, out_n, out,
-                          np.empty(FASTLANES_CHUNK, dtype))
+    T = dtype.itemsize * 8
+    out = empty(int(counts.sum()) if counts.size else 0, dtype)
+    status, r, g = _k_inline_decode(words, raw.size, dtype.itemsize, offsets, sizes, has_sizes, counts, T, out,
+                                    np.empty(FASTLANES_CHUNK, dtype))
+    if status:
+        where = f"chunk {r}" + (f", group {g}" if offsets.size == 1 else "")
+        if status == 4:
+            raise InvalidInputError("byte_offsets and num_values must be equally long, with counts >= 0")
+        if status == 5:
+            raise CorruptFileError(f"InlineBitpacking chunk {r} starts at byte {offsets[r]}, not a {bits}-bit word "
+                                   f"inside the {raw.size}-byte buffer")
+        if status == 6:
+            raise CorruptFileError(f"InlineBitpacking chunk buffers must be whole {bits}-bit words")
+        if status == 1:
+            raise CorruptFileError(f"InlineBitpacking {where}: the buffer ends inside the chunk")
+        if status == 3:
+            raise CorruptFileError(f"InlineBitpacking {where}: bytes are left over after the packed values")
+        raise CorruptFileError(f"InlineBitpacking {where}: the bit width word is not in 0..{T}")
     return out
 
 

@@ -121,21 +121,6 @@ def _k_fl_unpack(words, word_starts, widths, T, out):
 
 
 @_Kernel
-def _k_fl_unpack_into(words, word_starts, widths, T, out_pos, out_n, out, scratch):
-    # Like _k_fl_unpack, but group c's first out_n[c] values go to out[out_pos[c]:]: the
-    # padding of a partial group is dropped as it is unpacked (via ``scratch``, 1024 values).
-    for c in range(widths.shape[0]):
-        n = out_n[c]
-        if n == 1024:
-            _fl_unpack(words, word_starts[c], widths[c], T, out, out_pos[c])
-        else:
-            _fl_unpack(words, word_starts[c], widths[c], T, scratch, 0)
-            p = out_pos[c]
-            for i in range(n):
-                out[p + i] = scratch[i]
-
-
-@_Kernel
 def _k_fl_pack(values, word_starts, widths, T, out):
     # Inverse of _k_fl_unpack; ``out`` must be zeroed.
     lanes = 1024 // T
