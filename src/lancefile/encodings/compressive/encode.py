@@ -221,7 +221,7 @@ def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     # (padding the last group to 1024 values can cost more than packing saves)
     if int(widths.max()) >= T or int(sizes.sum()) >= words.size * (T // 8):
         return None
-    buf = kernels.inline_bitpacking_pack(words, widths).view(np.uint8)
+    buf = kernels.inline_bitpacking_pack(padded, widths).view(np.uint8)  # padded once, not twice
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
     return MiniChunks(enc, counts, [Buffers(buf, sizes)])

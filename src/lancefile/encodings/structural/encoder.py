@@ -109,6 +109,12 @@ def _constant_value(values: pa.Array) -> tuple[bytes | None, bytes | None] | Non
               and not pa.types.is_struct(t)) or variable_kind(t) is not None
     if not scalar or pa.types.is_dictionary(t) or values.null_count == len(values):
         return None
+    if bits is not None and bits % 8 == 0 and not values.null_count and len(values) > 1 \
+            and values.buffers()[1] is not None:
+        w = bits // 8  # the first two values' bits differ: not constant (nearly every page)
+        two = np.frombuffer(values.buffers()[1], np.uint8, count=2 * w, offset=values.offset * w)
+        if two[:w].tobytes() != two[w:].tobytes():
+            return None
     # a cheap look at the first values first: most pages are not constant
     head = values.slice(0, 256)
     if head.null_count < len(head) and pc.count_distinct(head, mode="only_valid").as_py() != 1:
