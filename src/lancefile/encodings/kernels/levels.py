@@ -111,14 +111,23 @@ def _k_row_spans(rep, max_rep, entries, first_row, run_break, wanted, starts, le
     # mid-row); wanted rows (sorted) record where they start and how long they run: to the
     # next row start, or to the end of their run of chunks. Returns -1, or the first wanted
     # row not found.
+    # Rows starting in chunk c have ids up to first_row[c + 1]: a chunk before the next wanted
+    # row's is skipped unread (a range read wants its first and last rows only), and the walk
+    # ends once the last wanted row has ended.
     K = wanted.shape[0]
     k = 0
     cur = -1
     e = 0
-    for ci in range(entries.shape[0]):
+    nc = entries.shape[0]
+    for ci in range(nc):
         if run_break[ci] and cur >= 0:
             lengths[cur] = e - starts[cur]
             cur = -1
+        if cur < 0 and (k == K or (ci + 1 < nc and wanted[k] > first_row[ci + 1])):
+            if k == K:
+                return -1
+            e += entries[ci]
+            continue
         rid = first_row[ci]
         if entries[ci] > 0 and rep[e] != max_rep:
             rid += 1
@@ -127,6 +136,8 @@ def _k_row_spans(rep, max_rep, entries, first_row, run_break, wanted, starts, le
                 if cur >= 0:
                     lengths[cur] = e - starts[cur]
                     cur = -1
+                    if k == K:
+                        return -1
                 while k < K and wanted[k] < rid:
                     return k
                 if k < K and wanted[k] == rid:
