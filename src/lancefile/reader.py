@@ -44,6 +44,8 @@ from .statistics import FileStatistics, contiguous_runs, plan_pieces
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
 DEFAULT_BATCH_SIZE = 1024
+# a filtered read decodes and filters this many rows at a time (then hands out batch_size rows)
+_FILTER_BATCH_ROWS = 64 * 1024
 # Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
 # batches, so a small batch size does not multiply the per-page work. A scan holds about
 # one chunk at a time, whatever the file's size.
@@ -528,15 +530,18 @@ class LanceFileReader:
         local = all(n in whole for n in needed)
         probe = None
         plan = self._file_statistics().filter_plan(to_expression(expr), start, stop)
+        # rows are read and filtered in large batches (a filter call costs the same for 1,000
+        # rows as for 50,000), then handed out in batches of at most ``batch_size``
+        inner = max(batch_size, _FILTER_BATCH_ROWS)
         for run in contiguous_runs(plan):  # one read a run of adjacent zones: each read has a set-up cost
             a, b = run[0][0], run[-1][1]
             probes = None
             if not local and not all(every for _, _, every in run):
                 if probe is None:
                     probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
-                probes = probe._range_batches(a, b, batch_size)
+                probes = probe._range_batches(a, b, inner)
             pos = a
-            for batch in self._range_batches(a, b, batch_size):
+            for batch in self._range_batches(a, b, inner):
                 fb = next(probes) if probes is not None else None
                 # zones the statistics prove all match pass as they are; the others are filtered
                 for x, y, every in plan_pieces(run, pos, pos + batch.num_rows):
@@ -547,8 +552,8 @@ class LanceFileReader:
                         rows = fb.slice(x - pos, y - x)
                         rows = rows.append_column(_ROW_COLUMN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
                         piece = piece.take(filter_rows(rows, expr).column(_ROW_COLUMN))
-                    if piece.num_rows:
-                        yield piece
+                    for k in range(0, piece.num_rows, batch_size):
+                        yield piece.slice(k, batch_size)
                 pos += batch.num_rows
 
     def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, batch_readahead: int = DEFAULT_BATCH_READAHEAD,
