@@ -34,10 +34,11 @@ from .threadpools import shared_pool
 __all__ = ["READ_THREADS", "FieldTasks", "submit_fields"]
 
 READ_THREADS = max(1, min(4, os.cpu_count() or 1))
-# a chunk of at most INLINE_ROWS rows in at most INLINE_TASKS tasks is decoded in the caller's
-# thread: such tasks are mostly Python (few values), which threads would only make wait for
-# the GIL, at a context switch or two each (measured: a 4-column filtered read of one 8,192-row
-# zone 2.8 -> 1.9 ms); many small tasks (a wide table) still gain from overlapping their I/O
+# a whole read of at most INLINE_ROWS rows with at most INLINE_TASKS tasks is decoded in the
+# caller's thread (``inline=True``): such tasks are mostly Python (few values), which threads
+# would only make wait for the GIL, at a context switch or two each (measured: a 4-column
+# filtered read of one 8,192-row zone 2.8 -> 1.9 ms); many small tasks (a wide table) still
+# gain from overlapping their I/O, and so do the chunks of a scan, however small each is
 INLINE_ROWS = 16 * 1024
 INLINE_TASKS = 8
 
@@ -45,7 +46,7 @@ INLINE_TASKS = 8
 class FieldTasks:
     """The decoding tasks of one chunk: :meth:`result` waits for them and gives the arrays."""
 
-    def __init__(self, readers, sel: Selection, cache: dict) -> None:
+    def __init__(self, readers, sel: Selection, cache: dict, inline: bool = False) -> None:
         self._readers = readers
         self._split = [hasattr(r, "parts") for r in readers]
         self._tasks: list[tuple[int, object]] = []
@@ -55,7 +56,7 @@ class FieldTasks:
             else:
                 self._tasks.append((i, lambda r=r: r.read(sel, cache)))
         self._sel = sel
-        if (sel.count <= INLINE_ROWS and len(self._tasks) <= INLINE_TASKS) or READ_THREADS <= 1:
+        if (inline and sel.count <= INLINE_ROWS and len(self._tasks) <= INLINE_TASKS) or READ_THREADS <= 1:
             self._futures = None  # run by result(), in order, in the caller's thread
         else:
             pool = shared_pool("read", READ_THREADS)
@@ -81,6 +82,7 @@ class FieldTasks:
         return out
 
 
-def submit_fields(readers, sel: Selection, cache: dict) -> FieldTasks:
-    """Start decoding ``readers``' fields for ``sel`` on the shared read pool."""
-    return FieldTasks(readers, sel, cache)
+def submit_fields(readers, sel: Selection, cache: dict, inline: bool = False) -> FieldTasks:
+    """Start decoding ``readers``' fields for ``sel`` on the shared read pool (``inline``: the
+    whole read is ``sel``, and a small one is decoded in the caller's thread instead)."""
+    return FieldTasks(readers, sel, cache, inline)

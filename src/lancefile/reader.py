@@ -394,11 +394,12 @@ class LanceFileReader:
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
         return self._start_read(sel, cache)()
 
-    def _start_read(self, sel: Selection, cache: dict):
+    def _start_read(self, sel: Selection, cache: dict, whole: bool = False):
         """Start reading ``sel``; the returned function finishes it and gives the batch.
 
         Large row ranges are decoded on the read pool (:mod:`lancefile.fieldtasks`), started
-        here; other reads happen when the function is called. ``.tasks`` is the pool's work
+        here; other reads happen when the function is called (``whole``: ``sel`` is the whole
+        read, not one chunk of a scan: a small one is decoded in the caller's thread). ``.tasks`` is the pool's work
         (None when there is none), for a caller that must wait for it without the result.
         """
         self._check_open()  # results are lazy: they may be iterated after close()
@@ -408,7 +409,7 @@ class LanceFileReader:
         tasks = None
         if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
                 and self._tasks > 1 and fieldtasks.READ_THREADS > 1):
-            tasks = fieldtasks.submit_fields(readers, sel, cache)
+            tasks = fieldtasks.submit_fields(readers, sel, cache, inline=whole)
 
         def finish() -> pa.RecordBatch:
             return self._finish_read(sel, cache, readers, tasks)
@@ -477,7 +478,8 @@ class LanceFileReader:
             while pos < stop or pending is not None:
                 if pending is None:
                     end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target // 4 if first else target))
-                    pending, pos = self._start_read(Selection.of_range(pos, end), cache), end
+                    pending, pos = self._start_read(Selection.of_range(pos, end), cache,
+                                                    whole=pos == start and end == stop), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
                     end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target))
