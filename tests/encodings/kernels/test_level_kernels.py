@@ -36,3 +36,42 @@ def test_inner_validity_matches_masks(defs, list_base, bases):
             assert valid is None
         else:
             assert np.array_equal(valid, want)
+
+
+@st.composite
+def _list_page(draw):
+    """Rep levels of rows (max_rep 1; every row has at least one entry), cut into chunks at
+    random entries (a chunk may open mid-row), and the rows ended before each chunk."""
+    sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=60))
+    rep = np.concatenate([np.r_[1, np.zeros(n - 1)] for n in sizes]).astype(np.uint16)
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(rep) - 1)), max_size=12))) - {len(rep)})
+    bounds = np.array([0, *cuts, len(rep)], np.int64)
+    entries = np.diff(bounds)
+    row_starts = np.flatnonzero(rep == 1)
+    ended = [int(np.count_nonzero(row_starts < b)) - (0 if b == len(rep) or rep[b] == 1 else 1) for b in bounds[:-1]]
+    wanted = np.array(sorted(set(draw(st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes))))))
+    return rep, entries, np.array(ended, np.int64), np.array(sizes), wanted
+
+
+@settings(max_examples=300, deadline=None)
+@given(_list_page())
+def test_row_spans_match_the_rows(page):
+    """Each wanted row's entries, found by the walk that skips chunks before the next wanted
+    row and stops after the last one, equal the rows' own positions."""
+    rep, entries, first_row, sizes, wanted = page
+    breaks = np.zeros(len(entries), bool)
+    breaks[0] = True
+    starts, lengths = kernels.row_spans(rep, 1, entries, first_row, breaks, wanted)
+    row_start = np.cumsum(sizes) - sizes
+    assert np.array_equal(starts, row_start[wanted])
+    assert np.array_equal(lengths, sizes[wanted])
+    # a range read asks for its first and last rows only
+    ends = np.array(sorted({int(wanted[0]), int(wanted[-1])}))
+    s, n = kernels.row_spans(rep, 1, entries, first_row, breaks, ends)
+    assert np.array_equal(s, row_start[ends]) and np.array_equal(n, sizes[ends])
+
+
+def test_row_spans_name_a_row_that_is_not_there():
+    rep = np.array([1, 0, 1, 1], np.uint16)  # rows of 2, 1 and 1 entries
+    with pytest.raises(ValueError, match="row 5"):
+        kernels.row_spans(rep, 1, np.array([4]), np.array([0]), np.array([True]), np.array([1, 5]))

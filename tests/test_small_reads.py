@@ -1,0 +1,71 @@
+"""Small reads decode in the caller's thread; filtered reads filter large batches and hand out
+``batch_size`` rows at most.
+
+A whole read of at most ``fieldtasks.INLINE_ROWS`` rows in at most ``INLINE_TASKS`` field tasks
+puts nothing on the read pool (a hand-off there costs more than such a decode); a scan's chunks
+go to the pool however small each is, and a large read too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import lancefile
+from lancefile import fieldtasks
+
+N = 100_000
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    t = pa.table({"key": np.arange(N), "x": rng.random(N), "tag": pa.array([f"t{i % 97}" for i in range(N)]),
+                  "v": rng.integers(0, 1 << 40, N)})
+    p = tmp_path_factory.mktemp("small") / "s.lance"
+    lancefile.write_table(t, p, version="2.2")
+    return p, t
+
+
+@pytest.fixture
+def submissions(monkeypatch):
+    count = []
+    real = fieldtasks.shared_pool
+
+    class Counting:
+        def __init__(self, pool):
+            self.pool = pool
+
+        def submit(self, fn, *args):
+            count.append(1)
+            return self.pool.submit(fn, *args)
+
+    monkeypatch.setattr(fieldtasks, "shared_pool", lambda name, n: Counting(real(name, n)))
+    monkeypatch.setattr(fieldtasks, "READ_THREADS", 2)
+    return count
+
+
+def test_a_small_whole_read_uses_no_pool(path, submissions):
+    p, t = path
+    got = lancefile.LanceFileReader(p).read_range(40_000, 12_000, batch_size=50_000).to_table()
+    assert got.equals(t.slice(40_000, 12_000))
+    assert submissions == []
+
+
+def test_a_large_read_uses_the_pool(path, submissions):
+    p, t = path
+    got = lancefile.LanceFileReader(p).read_all(batch_size=65_536).to_table()
+    assert got.equals(t)
+    assert len(submissions) >= 4
+
+
+@pytest.mark.parametrize("batch_size", [1, 100, 1024, 10_000])
+def test_filtered_batches_are_at_most_batch_size_and_exact(path, batch_size):
+    p, t = path
+    expr = ((pc.field("key") >= 20_000) & (pc.field("key") < 31_000) & (pc.field("tag") != "t3")) | \
+        (pc.field("key") > 99_000)
+    batches = list(lancefile.LanceFileReader(p).read_all(batch_size=batch_size, filter=expr))
+    assert all(0 < len(b) <= batch_size for b in batches)
+    assert pa.Table.from_batches(batches).equals(t.filter(expr))
