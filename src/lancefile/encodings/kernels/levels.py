@@ -269,30 +269,18 @@ def map_levels(levels: np.ndarray, lut: np.ndarray) -> np.ndarray:
     return out
 
 
-@_Kernel
-def _k_inner_validity(defs, list_base, bases, valid, nulls):
-    m = 0
-    for e in range(defs.shape[0]):
-        d = defs[e]
-        if d <= list_base:
-            for j in range(bases.shape[0]):
-                ok = d <= bases[j]
-                valid[j, m] = ok
-                if not ok:
-                    nulls[j] += 1
-            m += 1
-    return m
-
-
 def inner_validity(defs: np.ndarray, list_base: int, bases) -> tuple[int, list]:
-    """The item layers inside a leaf's innermost list, in one pass over canonical def levels.
+    """The item layers inside a leaf's innermost list, from canonical def levels.
 
     Slots are the entries defined through the list (``def <= list_base``); layer ``j`` is valid
     at a slot when its def is ``<= bases[j]``. Returns ``(slots, [validity or None per layer])``
     (None: no nulls in that layer).
     """
-    b = np.asarray(bases, np.int64)
-    valid = empty(len(b) * len(defs), np.bool_).reshape(len(b), len(defs))
-    nulls = np.zeros(len(b), np.int64)
-    m = _k_inner_validity(defs, list_base, b, valid, nulls)
-    return m, [valid[j, :m] if nulls[j] else None for j in range(len(b))]
+    # numpy's compaction and comparisons are branch-free and vectorised: 2.5 -> 0.7 ms on 500,000
+    # levels against a one-pass compiled loop, and a nested scan ~5% faster (6-run A/B)
+    slots = defs[defs <= list_base]
+    out = []
+    for base in bases:
+        valid = slots <= base
+        out.append(None if valid.all() else valid)
+    return len(slots), out
