@@ -431,3 +431,16 @@ def test_large_file_upload_goes_straight_to_its_key(s3):
     lancefile.write_table(_table(10), f"s3://{BUCKET}/straight/small.lance", storage_options=options)
     assert [(m, p.rsplit("/", 1)[1]) for m, p, _ in app.take() if m not in ("GET", "HEAD")] == [("PUT", "small.lance")]
     assert lancefile.read_table(f"s3://{BUCKET}/straight/big.lance", storage_options=options).equals(table)
+
+
+def test_dataset_writes_without_boto3_are_refused_before_writing(s3, monkeypatch):
+    """Without boto3 no conditional create can be sent: the write is refused up front, naming the extra."""
+    from lancefile import s3 as s3mod
+
+    _, options = s3
+    monkeypatch.setattr(s3mod, "boto3_available", lambda: False)
+    uri = f"s3://{BUCKET}/datasets/no-boto3"
+    with pytest.raises(LanceIOError, match=r"needs boto3.*lancefile\[s3\]"):
+        lancefile.write_dataset(_table(10), uri, storage_options=options)
+    store = lancefile.objectstore.resolve_store(uri, options)
+    assert store.list() == [] and store.info().type == pa.fs.FileType.NotFound

@@ -30,7 +30,6 @@ Example::
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import threading
@@ -41,12 +40,15 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from . import s3
 from .errors import InvalidInputError, LanceIOError
 from .io import _BaseSource, check_range, new_buffer
 from .threadpools import shared_pool
 
 __all__ = ["ObjectStore", "RetryPolicy", "ArrowFsSource", "resolve_store", "resolve_filesystem", "is_uri",
            "REMOTE_COALESCE_GAP", "PART_BYTES", "IO_THREADS", "STORAGE_OPTION_KEYS"]
+
+STORAGE_OPTION_KEYS = s3.STORAGE_OPTION_KEYS  # every storage_options key lancefile knows (lower case)
 
 # Ranges of one object closer than this are fetched with one request: a round trip to an
 # object store costs about as much as 64 KiB (the reference's block size for object stores).
@@ -62,20 +64,6 @@ RETRY_BASE_DELAY = 0.1
 RETRY_MAX_DELAY = 2.0
 
 _URI_SCHEMES = ("s3://", "gs://", "gcs://", "az://", "abfs://", "abfss://", "memory://", "file://")
-# pylance's storage_options keys -> pyarrow.fs.S3FileSystem arguments
-_S3_KEYS = {"aws_access_key_id": "access_key", "access_key_id": "access_key",
-            "aws_secret_access_key": "secret_key", "secret_access_key": "secret_key",
-            "aws_session_token": "session_token", "session_token": "session_token",
-            "aws_region": "region", "region": "region"}
-_ENDPOINT_KEYS = ("aws_endpoint", "endpoint", "endpoint_url", "aws_endpoint_url")
-_HTTP_KEYS = ("allow_http", "aws_allow_http")
-_VIRTUAL_KEYS = ("aws_virtual_hosted_style_request", "virtual_hosted_style_request")
-_TIMEOUT_KEYS = {"connect_timeout": "connect_timeout", "timeout": "request_timeout"}
-_RETRY_KEYS = ("client_max_retries", "client_retry_timeout")
-_ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
-#: Every storage_options key lancefile knows (lower case).
-STORAGE_OPTION_KEYS = frozenset(_S3_KEYS) | frozenset(_ENDPOINT_KEYS + _HTTP_KEYS + _VIRTUAL_KEYS + _RETRY_KEYS) \
-    | frozenset(_TIMEOUT_KEYS)
 _MEMORY_FS: dict = {}
 _MEMORY_LOCK = threading.Lock()
 CONDITIONAL_CREATE_MISSING = (
@@ -373,14 +361,6 @@ class ArrowFsSource(_BaseSource):
 
 
 # -- resolving URIs ------------------------------------------------------------------------
-def _duration(uri: str, key: str, value) -> float:
-    """Seconds from a number or a duration string (``"500ms"``, ``"5s"``, ``"2m"``)."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h)?\s*", str(value))
-    if m is None:
-        raise InvalidInputError(f"{uri}: storage option {key}={value!r} is not a duration (seconds, or '5s', '500ms')")
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
-
-
 def _retry_policy(uri: str, options: dict) -> RetryPolicy:
     policy = RetryPolicy()
     if "client_max_retries" in options:
@@ -393,165 +373,8 @@ def _retry_policy(uri: str, options: dict) -> RetryPolicy:
             raise InvalidInputError(f"{uri}: storage option client_max_retries={value!r} is not a whole number >= 0")
         policy = replace(policy, max_retries=retries)
     if "client_retry_timeout" in options:
-        policy = replace(policy, timeout=_duration(uri, "client_retry_timeout", options["client_retry_timeout"]))
+        policy = replace(policy, timeout=s3.duration(uri, "client_retry_timeout", options["client_retry_timeout"]))
     return policy
-
-
-def _truthy(value) -> bool:
-    return str(value).lower() in ("true", "1", "yes")
-
-
-def _s3_filesystem(uri: str, options: dict):
-    import pyarrow.fs as pafs
-
-    # Retries are lancefile's (RetryPolicy, with a budget in time): the SDK tries once.
-    kwargs: dict = {"retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=1)}
-    endpoint = None
-    allow_http = False
-    for key, value in options.items():
-        k = key.lower()
-        if k in _S3_KEYS:
-            kwargs[_S3_KEYS[k]] = value
-        elif k in _ENDPOINT_KEYS:
-            endpoint = str(value)
-        elif k in _HTTP_KEYS:
-            allow_http = _truthy(value)
-        elif k in _VIRTUAL_KEYS:
-            kwargs["force_virtual_addressing"] = _truthy(value)
-        elif k in _TIMEOUT_KEYS:
-            kwargs[_TIMEOUT_KEYS[k]] = _duration(uri, key, value)
-        elif k not in _RETRY_KEYS:
-            raise LanceIOError(f"{uri}: storage option {key!r} is not supported for s3:// (known: "
-                               f"{', '.join(sorted(STORAGE_OPTION_KEYS))})")
-    if endpoint is None:  # as pylance (object_store): the endpoint and allow_http from the environment
-        endpoint = next((os.environ[v] for v in _ENDPOINT_ENV if os.environ.get(v)), None)
-        if endpoint is not None and not any(k.lower() in _HTTP_KEYS for k in options):
-            allow_http = _truthy(os.environ.get("AWS_ALLOW_HTTP", ""))
-    if endpoint is not None:
-        scheme, _, rest = endpoint.partition("://")
-        if not rest:
-            scheme, rest = "https", endpoint
-        if scheme == "http" and not allow_http:
-            raise LanceIOError(f"{uri}: endpoint {endpoint} is plain http: set storage_options allow_http=true")
-        kwargs["endpoint_override"] = rest.rstrip("/")
-        kwargs["scheme"] = scheme
-    return pafs.S3FileSystem(**kwargs)
-
-
-_S3_CLIENTS: dict = {}
-_S3_CLIENTS_LOCK = threading.Lock()
-# pylance's storage_options keys -> boto3 client arguments (the rest as for pyarrow, above)
-_BOTO_KEYS = {"access_key": "aws_access_key_id", "secret_key": "aws_secret_access_key",
-              "session_token": "aws_session_token", "region": "region_name"}
-
-
-def _s3_client(options: tuple):
-    """A boto3 S3 client for pylance-style ``options`` (made once per set of options)."""
-    env = next((os.environ[v] for v in _ENDPOINT_ENV if os.environ.get(v)), None)
-    key = (options, env)
-    with _S3_CLIENTS_LOCK:
-        if key in _S3_CLIENTS:
-            return _S3_CLIENTS[key]
-    try:
-        import boto3
-        from botocore.config import Config
-    except ImportError:
-        raise LanceIOError("committing to s3:// needs boto3 (PutObject with If-None-Match: *, which pyarrow.fs "
-                           "cannot send): pip install 'lancefile[s3]'") from None
-    kwargs: dict = {}
-    endpoint, virtual = None, False
-    for k, v in options:
-        if k in _S3_KEYS:
-            kwargs[_BOTO_KEYS[_S3_KEYS[k]]] = v
-        elif k in _ENDPOINT_KEYS:
-            endpoint = v if "://" in v else f"https://{v}"
-        elif k in _VIRTUAL_KEYS:
-            virtual = _truthy(v)
-    if endpoint is None and env is not None:
-        endpoint = env if "://" in env else f"https://{env}"
-    # the addressing pyarrow uses (path style unless asked), and lancefile's retries, not the SDK's
-    config = Config(retries={"max_attempts": 1, "mode": "standard"},
-                    s3={"addressing_style": "virtual" if virtual else "path"})
-    client = boto3.session.Session().client("s3", endpoint_url=endpoint, config=config, **kwargs)
-    with _S3_CLIENTS_LOCK:
-        return _S3_CLIENTS.setdefault(key, client)
-
-
-def _boto3_available() -> bool:
-    try:
-        import boto3  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _s3_put_if_absent(store: "ObjectStore", data: bytes) -> bool:
-    return _s3_put(store, data, "*")
-
-
-def _s3_upload_file(store: "ObjectStore", local: str, part_bytes: int) -> None:
-    """Upload the local file ``local`` to the key: one PutObject up to ``part_bytes``, else a
-    multipart upload of such parts, several at once, aborted (nothing left) if any part fails."""
-    from boto3.s3.transfer import TransferConfig
-    from boto3.exceptions import S3UploadFailedError
-
-    bucket, _, key = store.path.partition("/")
-    config = TransferConfig(multipart_threshold=part_bytes + 1, multipart_chunksize=part_bytes,
-                            max_concurrency=IO_THREADS, use_threads=True)
-
-    def upload(client) -> None:
-        try:
-            client.upload_file(local, bucket, key, Config=config)
-        except S3UploadFailedError as exc:  # its message holds the S3 error code and status
-            text = str(exc)
-            code = next((v for k, v in _BOTO_CODES.items() if k in text), "")
-            raise OSError(f"{code} {text}") from exc
-
-    _s3_request(store, upload)
-
-
-def _s3_head(store: "ObjectStore") -> bool:
-    """Whether the key exists (one HeadObject)."""
-    bucket, _, key = store.path.partition("/")
-    return _s3_request(store, lambda client: client.head_object(Bucket=bucket, Key=key), missing=False)
-
-
-def _s3_put(store: "ObjectStore", data: bytes, if_none_match: str | None) -> bool:
-    """One PutObject (conditional with ``if_none_match="*"``); False if the condition failed."""
-    bucket, _, key = store.path.partition("/")
-    extra = {"IfNoneMatch": if_none_match} if if_none_match else {}
-    return _s3_request(store, lambda client: client.put_object(Bucket=bucket, Key=key, Body=data, **extra),
-                       failed_condition=False)
-
-
-_BOTO_CODES = {"AccessDenied": "ACCESS_DENIED", "InvalidAccessKeyId": "INVALID_ACCESS_KEY",
-               "SignatureDoesNotMatch": "SIGNATURE_DOES_NOT_MATCH", "NoSuchBucket": "NO_SUCH_BUCKET",
-               "SlowDown": "SLOW_DOWN"}
-
-
-def _s3_request(store: "ObjectStore", fn, *, failed_condition=None, missing=None) -> bool:
-    """``fn(client)`` through boto3: True when it succeeds; ``failed_condition`` for a 412,
-    ``missing`` for a 404 (when given); other failures as the OSErrors :class:`RetryPolicy` sorts."""
-    from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
-
-    try:
-        fn(_s3_client(store.options))
-    except ClientError as exc:
-        err = exc.response.get("Error", {})
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        if failed_condition is not None and (status == 412 or err.get("Code") == "PreconditionFailed"):
-            return failed_condition
-        if missing is not None and status == 404:
-            return missing
-        if status == 409:  # ConditionalRequestConflict: a concurrent create of the key is in progress
-            raise ConnectionAbortedError(f"connection aborted: concurrent create of the key ({err.get('Code')})")
-        code = _BOTO_CODES.get(err.get("Code", ""), err.get("Code", ""))
-        raise OSError(f"{code} HTTP status {status}: {err.get('Message', exc)}") from exc
-    except EndpointConnectionError as exc:
-        raise ConnectionRefusedError(f"connection refused: {exc}") from exc
-    except BotoCoreError as exc:
-        raise OSError(f"NETWORK_CONNECTION {exc}") from exc
-    return True
 
 
 @dataclass(frozen=True)
@@ -598,8 +421,8 @@ class ObjectStore:
 
     def write_bytes(self, data: bytes) -> None:
         """Write the whole object (replacing it); on S3 one PutObject when it is at most a part."""
-        if self.conditional_writes() and len(data) <= PART_BYTES:
-            self.call("write", lambda: _s3_put(self, data, None))
+        if self.uses_boto3() and len(data) <= PART_BYTES:
+            self.call("write", lambda: s3.put(self.path, self.options, data))
             return
 
         def put() -> None:
@@ -631,18 +454,19 @@ class ObjectStore:
     def delete(self) -> None:
         self.call("delete", lambda: self.fs.delete_file(self.path))
 
-    def conditional_writes(self) -> bool:
-        """Whether requests go to S3 through boto3 too (an S3 store lancefile made, boto3 installed)."""
+    def uses_boto3(self) -> bool:
+        """Whether writes and lookups go to S3 through boto3 (:mod:`lancefile.s3`): an S3 store
+        lancefile made from storage_options, with boto3 installed."""
         import pyarrow.fs as pafs
 
-        return isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and _boto3_available()
+        return isinstance(self.fs, pafs.S3FileSystem) and self.options is not None and s3.boto3_available()
 
     def exists(self) -> bool:
         """Whether an object is at the key (on S3 one HEAD; pyarrow.fs also lists, for a directory)."""
         import pyarrow.fs as pafs
 
-        if self.conditional_writes():
-            return self.call("look up", lambda: _s3_head(self))
+        if self.uses_boto3():
+            return self.call("look up", lambda: s3.head(self.path, self.options))
         return self.info().type != pafs.FileType.NotFound
 
     def put_if_absent(self, data: bytes) -> bool:
@@ -664,7 +488,7 @@ class ObjectStore:
         if isinstance(self.fs, pafs.S3FileSystem):
             if self.options is None:  # a filesystem= of the caller's: its endpoint and keys are unknown
                 raise LanceIOError(f"cannot create {self.uri} atomically: {CONDITIONAL_CREATE_MISSING}")
-            return self.call("create", lambda: _s3_put_if_absent(self, data))
+            return self.call("create", lambda: s3.put(self.path, self.options, data, if_none_match="*"))
         if self.fs is _MEMORY_FS.get("memory"):
             with _MEMORY_LOCK:
                 if self.fs.get_file_info(self.path).type != pafs.FileType.NotFound:
@@ -711,9 +535,9 @@ def resolve_store(uri: str, storage_options: dict | None = None, filesystem=None
     scheme, _, rest = uri.partition("://")
     scheme = scheme.lower()
     if scheme == "s3":
-        return ObjectStore(_s3_filesystem(uri, options), rest, uri, retry,
+        return ObjectStore(s3.s3_filesystem(uri, options), rest, uri, retry,
                            tuple(sorted((str(k).lower(), str(v)) for k, v in options.items())))
-    other = {k: v for k, v in options.items() if k.lower() not in _RETRY_KEYS}
+    other = {k: v for k, v in options.items() if k.lower() not in s3.RETRY_KEYS}
     if scheme == "memory":
         if "memory" not in _MEMORY_FS:
             _MEMORY_FS["memory"] = pafs._MockFileSystem()

@@ -23,7 +23,8 @@ import tempfile
 import uuid
 
 from .errors import InvalidInputError, LanceIOError
-from .objectstore import ObjectStore, is_uri, resolve_store
+from . import s3
+from .objectstore import IO_THREADS, ObjectStore, is_uri, resolve_store
 
 __all__ = ["RemoteTarget", "local_path"]
 
@@ -86,10 +87,6 @@ class RemoteTarget:
                 with open(self.staging, "rb") as src:
                     shutil.copyfileobj(src, self._fileobj, SEND_CHUNK_BYTES)
                 return
-            if self._direct and os.path.getsize(self.staging) <= SEND_CHUNK_BYTES:
-                with open(self.staging, "rb") as src:
-                    self._store.write_bytes(src.read())  # one request on S3
-                return
             # a transient failure uploads the whole file again (to a new temporary key)
             self._store.call("write", self._upload)
         except (OSError, ValueError) as exc:
@@ -102,12 +99,10 @@ class RemoteTarget:
     def _upload(self) -> None:
         fs, path = self._store.fs, self._store.path
         parent, _, base = path.rpartition("/")
-        if self._store.conditional_writes():
+        if self._store.uses_boto3():
             # boto3 makes the object visible only when the upload completes and aborts a failed
             # multipart upload: straight to the key, no temporary key, no 5 GB CopyObject limit
-            from .objectstore import _s3_upload_file
-
-            _s3_upload_file(self._store, self.staging, SEND_CHUNK_BYTES)
+            s3.upload_file(path, self._store.options, self.staging, SEND_CHUNK_BYTES, IO_THREADS)
             return
         self._store.make_parent()
         if self._direct:  # nobody reads the key before a commit names it: no temporary key, no copy

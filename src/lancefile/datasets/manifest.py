@@ -201,11 +201,8 @@ def read_manifest(loc) -> LoadedManifest:
     """
     from . import storage
 
-    return parse_manifest(storage.read_small(loc, "manifest", MAX_MANIFEST_BYTES), storage.name(loc))
-
-
-def parse_manifest(data: bytes, path: str) -> LoadedManifest:
-    """Decode the bytes of the manifest file ``path`` (checked as :func:`read_manifest` says)."""
+    data = storage.read_small(loc, "manifest", MAX_MANIFEST_BYTES)
+    path = storage.name(loc)
     if len(data) < TRAILER.size:
         raise NotALanceFileError(f"{path}: {len(data)} bytes is too short for a manifest")
     offset, _major, _minor, magic = TRAILER.unpack_from(data, len(data) - TRAILER.size)

@@ -29,7 +29,7 @@ from ..errors import CorruptFileError, InvalidInputError, LanceIOError
 from ..objectstore import ObjectStore, is_uri, resolve_store
 
 __all__ = ["Root", "dataset_root", "name", "join", "list_names", "read_small", "source", "is_remote",
-           "refuse_remote_write", "inside", "make_dirs", "put_file", "remove", "create_if_absent", "file_size",
+           "refuse_remote_write", "inside", "make_dirs", "put_file", "remove", "create_if_absent",
            "list_files", "exists", "can_commit"]
 
 Root = "str | ObjectStore"
@@ -136,13 +136,18 @@ def can_commit(root) -> bool:
     if not isinstance(root, ObjectStore):
         return True
     if isinstance(root.fs, pafs.S3FileSystem):
-        return root.options is not None
+        return root.uses_boto3()
     return root.fs is _MEMORY_FS.get("memory")
 
 
 def refuse_remote_write(root, what: str = "write a dataset") -> None:
     """Raise :class:`LanceIOError` if versions of ``root`` cannot be committed (:data:`REMOTE_WRITE_REFUSAL`)."""
     if not can_commit(root):
+        from ..s3 import boto3_available
+
+        if root.options is not None and not boto3_available():
+            raise LanceIOError(f"cannot {what} at {root.uri}: committing on s3:// needs boto3 (PutObject with "
+                               f"If-None-Match: *, which pyarrow.fs cannot send): pip install 'lancefile[s3]'")
         raise LanceIOError(f"cannot {what} at {root.uri}: {REMOTE_WRITE_REFUSAL}")
 
 
@@ -219,13 +224,6 @@ def exists(loc) -> bool:
     if isinstance(loc, ObjectStore):
         return loc.exists()
     return os.path.exists(loc)
-
-
-def file_size(loc) -> int:
-    """The size of the file at ``loc`` in bytes."""
-    if isinstance(loc, ObjectStore):
-        return int(loc.info().size or 0)
-    return os.path.getsize(loc)
 
 
 def list_files(directory) -> list[tuple[str, float]]:

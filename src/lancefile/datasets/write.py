@@ -42,7 +42,7 @@ from .storage import name as location_name
 from .fragment import DATA_DIR
 from .manifest import (FLAG_DELETION_FILES, FLAG_MIXED_FILE_VERSIONS, FLAG_TABLE_CONFIG, VERSIONS_DIR,
                        LoadedManifest, check_reader_flags, check_writer_flags, commit_manifest_file,
-                       encode_manifest, list_manifests, manifest_file_name, parse_manifest, read_manifest,
+                       encode_manifest, list_manifests, manifest_file_name, read_manifest,
                        write_hint)
 
 __all__ = ["write_dataset", "WritePlan", "plan_write", "write_fragments", "commit_fragments",
@@ -362,7 +362,9 @@ def commit_loop(root, scheme: str, what: str, base: LoadedManifest | None, read_
         if commit_manifest_file(root, manifest.version, scheme, data):
             write_hint(root, manifest.version)
             where = join(root, VERSIONS_DIR, manifest_file_name(manifest.version, scheme))
-            return parse_manifest(data, location_name(where))
+            committed = LoadedManifest(manifest, location_name(where), len(data), index)  # as read back
+            committed._inline = txn
+            return committed
         remove(txn_path)  # never referenced: another writer took the version
         latest, _scheme = _latest(root)
         if latest is None:
