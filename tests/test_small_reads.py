@@ -69,3 +69,25 @@ def test_filtered_batches_are_at_most_batch_size_and_exact(path, batch_size):
     batches = list(lancefile.LanceFileReader(p).read_all(batch_size=batch_size, filter=expr))
     assert all(0 < len(b) <= batch_size for b in batches)
     assert pa.Table.from_batches(batches).equals(t.filter(expr))
+
+
+def test_fragments_read_at_once_decode_in_their_own_threads(tmp_path, submissions, monkeypatch):
+    """A dataset scan reads fragments two at a time: their fields decode in those threads,
+    never handed on to the read pool (more threads would only contend for the GIL); a scan
+    of one fragment still uses the pool."""
+    from lancefile.datasets import core
+
+    monkeypatch.setattr(core, "FRAGMENT_THREADS", 2)
+    rng = np.random.default_rng(9)
+    t = pa.table({"a": np.arange(200_000), "b": rng.random(200_000), "s": [f"s{i % 31}" for i in range(200_000)]})
+    uri = str(tmp_path / "ds")
+    lancefile.write_dataset(t, uri, max_rows_per_file=100_000)
+    ds = lancefile.dataset(uri)
+    assert len(ds.get_fragments()) == 2
+    assert ds.to_table().equals(t)
+    assert submissions == []
+    assert not fieldtasks.decoding_here()  # the flag stays with the fragment threads
+    one = tmp_path / "one"
+    lancefile.write_dataset(t, str(one))
+    assert lancefile.dataset(str(one)).to_table().equals(t)
+    assert submissions != []

@@ -408,7 +408,7 @@ class LanceFileReader:
             prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop, cache)
         tasks = None
         if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
-                and self._tasks > 1 and fieldtasks.READ_THREADS > 1):
+                and self._tasks > 1 and fieldtasks.READ_THREADS > 1 and not fieldtasks.decoding_here()):
             tasks = fieldtasks.submit_fields(readers, sel, cache, inline=whole)
 
         def finish() -> pa.RecordBatch:

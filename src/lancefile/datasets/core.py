@@ -34,8 +34,9 @@ import pyarrow as pa
 
 from .._proto import file_pb2, table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError, UnsupportedVersionError
+from ..fieldtasks import decode_here
 from ..format.schema import LanceSchema
-from ..predicate import check_filter, to_expression
+from ..predicate import check_filter, filter_rows, to_expression
 from .fragment import LanceFragment, Projection, _parents, _top_of, check_positions, record_batch
 from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_manifest
 from . import storage
@@ -233,7 +234,7 @@ class LanceDataset:
         width = len(out.fields)
         for a, b in frag.matching_ranges(expr):
             for batch in frag.to_batches(batch_size=batch_size, start=a, stop=b, _projection=read):
-                batch = batch.filter(expr)
+                batch = filter_rows(batch, expr)
                 if read is not out:
                     batch = record_batch(batch.columns[:width], out.schema, batch.num_rows)
                 if batch.num_rows:
@@ -383,7 +384,11 @@ def _map_fragments(fn, items: list) -> list:
     with _POOL_LOCK:
         if _FRAGMENT_POOL is None:
             _FRAGMENT_POOL = ThreadPoolExecutor(FRAGMENT_THREADS, thread_name_prefix="lancefile-fragment")
-    return list(_FRAGMENT_POOL.map(fn, items))
+    def run(x):
+        with decode_here():  # the fragments keep the cores busy: no read pool under them
+            return fn(x)
+
+    return list(_FRAGMENT_POOL.map(run, items))
 
 
 def _forget_pool() -> None:

@@ -18,6 +18,7 @@ import pyarrow as pa
 from .._proto import table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError
 from ..format.schema import LanceField, LanceSchema
+from ..encodings.arrowutil import filter_batch
 from ..reader import LanceFileReader
 from . import storage
 from .deletion import read_deletion_vector
@@ -328,7 +329,7 @@ class LanceFragment:
                 if hi > lo:
                     keep = np.ones(n, dtype=bool)
                     keep[deleted[lo:hi].astype(np.int64) - pos] = False
-                    batch = batch.filter(pa.array(keep))
+                    batch = filter_batch(batch, keep)
             pos += n
             if batch.num_rows:
                 yield batch

@@ -18,6 +18,8 @@ __all__ = [
     "to_uint8",
     "concat_arrays",
     "validate_values",
+    "filter_array",
+    "filter_batch",
 ]
 
 
@@ -251,3 +253,80 @@ def null_mask(arr: pa.Array) -> np.ndarray | None:
     if pa.types.is_null(arr.type):
         return np.ones(len(arr), dtype=bool)
     return ~np.unpackbits(validity_bytes(arr), bitorder="little", count=len(arr)).astype(bool)
+
+
+def filter_batch(batch: pa.RecordBatch, keep) -> pa.RecordBatch:
+    """``batch.filter(keep)`` for a boolean mask (numpy or Arrow; a null drops the row, as
+    ``filter`` does), column by column through :func:`filter_array`.
+
+    Example::
+
+        >>> b = pa.record_batch({"a": [1, 2, 3], "l": [[1], None, [2, 3]]})
+        >>> filter_batch(b, np.array([True, False, True])).to_pydict()
+        {'a': [1, 3], 'l': [[1], [2, 3]]}
+    """
+    keep = _mask(keep, batch.num_rows)
+    if keep.all():
+        return batch
+    cols = [filter_array(c, keep) for c in batch.columns]
+    return pa.RecordBatch.from_arrays(cols, schema=batch.schema)
+
+
+def filter_array(arr: pa.Array, keep) -> pa.Array:
+    """``arr.filter(keep)`` for a boolean mask, the same values and type.
+
+    Lists, fixed-size lists and structs are filtered child by child: their offsets and
+    validity in numpy, their leaves by Arrow's own kernel. Arrow filters a struct as a
+    whole at about three times the cost of filtering its fields one by one (measured on
+    ``list<struct<int64, float, string>>``, 41K rows: 2.2 ms against 0.9 ms).
+
+    Example::
+
+        >>> a = pa.array([{"x": 1}, None, {"x": 3}])
+        >>> filter_array(a, np.array([False, True, True])).to_pylist()
+        [None, {'x': 3}]
+    """
+    keep = _mask(keep, len(arr))
+    t = arr.type
+    n = int(np.count_nonzero(keep))
+    if n == len(arr):
+        return arr
+    if isinstance(t, pa.ExtensionType) or not (pa.types.is_struct(t) or pa.types.is_list(t)
+                                               or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)):
+        return arr.filter(pa.array(keep))
+    validity = None
+    if arr.null_count:
+        validity = pa.py_buffer(np.packbits(arr.is_valid().to_numpy(zero_copy_only=False)[keep], bitorder="little"))
+    if pa.types.is_struct(t):
+        children = [filter_array(arr.field(i), keep) for i in range(t.num_fields)]
+        return pa.Array.from_buffers(t, n, [validity], children=children)
+    if pa.types.is_fixed_size_list(t):
+        d = t.list_size
+        values = arr.values.slice(arr.offset * d, len(arr) * d)
+        child = filter_array(values, np.repeat(keep, d))
+        return pa.Array.from_buffers(t, n, [validity], children=[child])
+    offsets = arr.offsets.to_numpy().astype(np.int64, copy=False)
+    lengths = np.diff(offsets)
+    base = int(offsets[0])
+    values = arr.values.slice(base, int(offsets[-1]) - base)
+    dropped = np.flatnonzero(~keep)
+    if len(dropped) * 4 < len(keep):  # few rows go (deletions): unmark their items
+        item_keep = np.ones(len(values), dtype=bool)
+        item_keep[range_indices(offsets[dropped] - base, lengths[dropped])] = False
+    else:
+        item_keep = np.repeat(keep, lengths)
+    child = filter_array(values, item_keep)
+    new_offsets = np.zeros(n + 1, dtype=np.int64 if pa.types.is_large_list(t) else np.int32)
+    np.cumsum(lengths[keep], out=new_offsets[1:])
+    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(new_offsets)], children=[child])
+
+
+def _mask(keep, n: int) -> np.ndarray:
+    if isinstance(keep, (pa.Array, pa.ChunkedArray)):
+        if keep.null_count:
+            keep = pc.fill_null(keep, False)
+        keep = keep.to_numpy(zero_copy_only=False)
+    keep = np.asarray(keep)
+    if keep.dtype != np.bool_ or keep.shape != (n,):
+        raise ValueError(f"a filter mask must be {n} booleans, not {keep.dtype} of shape {keep.shape}")
+    return keep

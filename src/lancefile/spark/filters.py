@@ -36,6 +36,8 @@ import pyarrow.compute as pc
 from pyspark.sql import datasource as D
 from pyspark.sql import types as T
 
+from ..encodings.arrowutil import filter_batch
+
 __all__ = ["accepts", "evaluate", "mask", "pruning_expression"]
 
 _COMPARISONS = (D.EqualTo, D.EqualNullSafe, D.GreaterThan, D.GreaterThanOrEqual, D.LessThan, D.LessThanOrEqual)
@@ -233,7 +235,7 @@ def evaluate(filters, batch: pa.RecordBatch) -> pa.RecordBatch:
         m = mask(f, batch)
         keep = m if keep is None else pc.and_kleene(keep, m)
     # filter() drops rows whose mask is null by default, as WHERE does
-    return batch.filter(keep)
+    return filter_batch(batch, keep)
 
 
 # -- zone pruning -----------------------------------------------------------------------------
