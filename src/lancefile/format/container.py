@@ -31,6 +31,8 @@ import struct
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from operator import add
+from typing import NamedTuple
 
 import numpy as np
 from google.protobuf import any_pb2
@@ -73,9 +75,8 @@ ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
 
 
-@dataclass(frozen=True)
-class BufferRef:
-    """A byte range in the file."""
+class BufferRef(NamedTuple):
+    """A byte range in the file (a tuple: made by the thousand when a column's pages are parsed)."""
 
     position: int
     size: int
@@ -154,8 +155,7 @@ def _parse_footer(tail: memoryview, size: int, path: str) -> Footer:
     return footer
 
 
-@dataclass(frozen=True)
-class PageInfo:
+class PageInfo(NamedTuple):
     """One page of one column: its buffers, row count and raw encoding."""
 
     buffers: tuple[BufferRef, ...]
@@ -200,12 +200,10 @@ def _check_buffers(offsets, sizes, limit: int, where: str) -> tuple[BufferRef, .
     if not len(offsets):
         return ()
     if len(offsets) <= _SHORT_BUFFER_LIST:  # the usual case: plain Python is faster than numpy here
-        refs = tuple(BufferRef(int(a), int(b)) for a, b in zip(offsets, sizes))
-        for i, r in enumerate(refs):
-            if r.position < 0 or r.size < 0 or r.position + r.size > limit:
-                raise CorruptFileError(
-                    f"{where}: buffer {i} [{r.position}, +{r.size}) lies outside the file of {limit} bytes"
-                )
+        refs = tuple(map(BufferRef, map(int, offsets), map(int, sizes)))
+        for i, (a, b) in enumerate(refs):
+            if a < 0 or b < 0 or a + b > limit:
+                raise CorruptFileError(f"{where}: buffer {i} [{a}, +{b}) lies outside the file of {limit} bytes")
         return refs
     off = np.asarray(offsets, dtype=np.uint64)
     sz = np.asarray(sizes, dtype=np.uint64)
@@ -370,16 +368,20 @@ class FileLayout:
         pages = []
         total = 0
         for p_i, page in enumerate(meta.pages):
-            pw = f"{where} page {p_i}"
-            total += page.length
+            length = page.length
+            total += length
             if total > MAX_ROWS:
-                raise CorruptFileError(f"{pw}: a length of {page.length} rows takes the column past {MAX_ROWS} rows")
-            pages.append(PageInfo(
-                buffers=_check_buffers(page.buffer_offsets, page.buffer_sizes, limit, pw),
-                length=int(page.length),
-                encoding=_direct_bytes(page.encoding, pw),
-                priority=int(page.priority),
-            ))
+                raise CorruptFileError(f"{where} page {p_i}: a length of {length} rows takes the column past "
+                                       f"{MAX_ROWS} rows")
+            offs, sizes = page.buffer_offsets, page.buffer_sizes  # unsigned: never negative
+            enc = page.encoding
+            if (len(offs) != len(sizes) or len(offs) > _SHORT_BUFFER_LIST
+                    or max(map(add, offs, sizes), default=0) > limit or enc.WhichOneof("location") != "direct"):
+                pw = f"{where} page {p_i}"  # the slow path says what is wrong
+                buffers, raw_enc = _check_buffers(offs, sizes, limit, pw), _direct_bytes(enc, pw)
+            else:
+                buffers, raw_enc = tuple(map(BufferRef, offs, sizes)), enc.direct.encoding
+            pages.append(PageInfo(buffers, length, raw_enc, page.priority))
         col_enc = _direct_bytes(meta.encoding, where) if meta.HasField("encoding") else b""
         return ColumnInfo(
             index=index,
