@@ -29,6 +29,7 @@ import pyarrow as pa
 from . import fieldtasks
 from .checks import check_decoded
 from .encodings.selection import Selection
+from .encodings.structural.fields import read_together
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import BufferRef, FileLayout, read_layout
@@ -430,8 +431,9 @@ class LanceFileReader:
                 arrays = tasks.result()
             else:
                 arrays = []
+                done = read_together(readers, sel, cache)  # a wide table's columns: decoded at once
                 for i, r in enumerate(readers):
-                    arrays.append(r.read(sel, cache))
+                    arrays.append(done[i] if i in done else r.read(sel, cache))
         except LanceError as exc:
             if self.path in str(exc):
                 raise

@@ -66,6 +66,10 @@ class PageData:
             got = self._cache[key] = self.layout.read_buffer(ref)
         return got
 
+    def prime(self, ref: BufferRef, data) -> None:
+        """Hand over a whole buffer read with others (:meth:`read` then returns it)."""
+        self._cache[("whole", ref)] = data
+
     def read_range(self, buffer, start: int, length: int) -> memoryview:
         ref = self.ref(buffer)
         if start < 0 or length < 0 or start + length > ref.size:

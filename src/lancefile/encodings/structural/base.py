@@ -52,7 +52,8 @@ class PageLayoutBase:
     where: str
 
     def for_page(self, rows: int, where: str):
-        new = copy.copy(self)
+        new = object.__new__(type(self))  # a shallow copy, without copy.copy's generic protocol
+        new.__dict__.update(self.__dict__)
         new.rows, new.where = rows, where
         new._reset()
         return new

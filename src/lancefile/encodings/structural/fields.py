@@ -29,7 +29,7 @@ from ..selection import Selection
 from .base import Leaf, PagePart
 from .repdef import ITEM, LIST, unravel
 
-__all__ = ["PAGE_LAYOUT_URL", "assign_columns", "build_reader", "is_leaf"]
+__all__ = ["PAGE_LAYOUT_URL", "assign_columns", "build_reader", "is_leaf", "read_together"]
 
 PAGE_LAYOUT_URL = "/lance.encodings21.PageLayout"
 _LIST_LOGICAL = frozenset(_LIST_TYPES)
@@ -320,15 +320,28 @@ class StructuralReader:
         on several threads; :meth:`assemble` builds the field from their results."""
         return [lambda col=col: self._read_leaf(col, sel, cache) for col in self._leaves]
 
-    def _read_leaf(self, col: int, sel: Selection, cache: dict):
+    def _read_leaf(self, col: int, sel: Selection, cache: dict, part: PagePart | None = None):
         column, m = self._leaves[col], self._mult[col]
         leaf_sel = sel.scale(m) if m > 1 else sel
-        part = column.read(leaf_sel, cache)
+        if part is None:
+            part = column.read(leaf_sel, cache)
         where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
         if not part.validated:
             validate_values(part.values, where)
         levels = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where, self._inner_only[col])
         return col, levels, part.values
+
+    def lone_leaf(self) -> LeafColumn | None:
+        """The column of a field that is one leaf, not inside a list or struct (else None)."""
+        node = self.root
+        if node.kind != "leaf" or node.select is not None or node.leaf is None:
+            return None
+        col = node.leaf
+        return self._leaves[col] if self._mult[col] == 1 and self._shapes[col] == [ITEM] else None
+
+    def read_decoded(self, sel: Selection, part: PagePart) -> pa.Array:
+        """The field from its lone leaf's rows, decoded already (see :func:`read_together`)."""
+        return self.assemble(sel, [self._read_leaf(self.root.leaf, sel, {}, part)])
 
     def assemble(self, sel: Selection, results: list) -> pa.Array:
         unraveled = {col: u for col, u, _ in results}
@@ -408,3 +421,36 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], kee
     if layout.version.grammar is None:
         raise UnsupportedEncodingError(f"{layout.path}: version {layout.version.name} has no structural layout")
     return StructuralReader(layout, f, columns, keep)
+
+
+def read_together(readers: list, sel: Selection, cache: dict) -> dict:
+    """``{i: readers[i].read(sel, cache)}`` for the readers that are read best together.
+
+    Over a row range, fields that are one leaf each (a wide table's columns) whose rows lie
+    in one page each, with the same leaf type and page encoding (``column_key``), are
+    decoded in one pass (``read_columns`` of their layout) instead of one a column. The
+    caller reads the other readers itself.
+    """
+    out: dict = {}
+    if not sel.is_range or len(readers) < 2:
+        return out
+    groups: dict = {}
+    for i, r in enumerate(readers):
+        column = r.lone_leaf() if isinstance(r, StructuralReader) else None
+        if column is None:
+            continue
+        pieces = list(column.pages.split(sel, cache))
+        if len(pieces) != 1:
+            continue
+        p, local = pieces[0]
+        dec = column.decoder(p)
+        key = getattr(dec, "column_key", None)
+        if key is not None:
+            groups.setdefault((key, column.leaf), []).append((i, dec, column.pages.page(p, cache), local))
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        parts = type(members[0][1]).read_columns([(dec, page, local) for _, dec, page, local in members])
+        for (i, _, _, _), part in zip(members, parts):
+            out[i] = readers[i].read_decoded(sel, part)
+    return out

@@ -105,6 +105,8 @@ class MiniBlockPage(PageLayoutBase):
         self.batch_key = key.SerializeToString(deterministic=True)
         if leaf.max_rep and self.depth == 0:  # no repetition index: rows are found page by page
             self.batch_key = None
+        # pages of different columns that read_columns decodes together: no lists, no dictionary
+        self.column_key = self.batch_key if not (leaf.max_rep or self.has_dict) else None
 
     def _reset(self) -> None:
         self._chunks = None
@@ -301,6 +303,54 @@ class MiniBlockPage(PageLayoutBase):
         part.values = concat_arrays(pieces, leaf.dtype)
         part.validated = True  # gathered from the checked dictionaries
         return part
+
+    @staticmethod
+    def read_columns(items: list) -> list[PagePart]:
+        """Row ranges of one page each of several columns, decoded in one pass.
+
+        ``items``: ``(decoder, page, page-local range)``, every decoder with the same
+        ``batch_key`` (the same encoding but for counts), no lists and no dictionary: a
+        wide table's columns. Their chunk metadata comes in one batch of requests, their
+        chunks in another, and one decode serves them all, so a read of 1,000 columns pays
+        one column's Python for the decoding, not 1,000. A part per item, in order.
+        """
+        dec0, page0 = items[0][0], items[0][1]
+        leaf = dec0.leaf
+        source = page0.layout.source
+        missing = [(dec, page) for dec, page, _ in items if dec._chunks is None]
+        if len(missing) > 1:  # the chunk metadata of the pages not read yet: one batch
+            refs = [page.ref(_META) for _, page in missing]
+            meta, meta_at = read_spans(source, [r.position for r in refs], [r.size for r in refs])
+            for (dec, page), ref, a in zip(missing, refs, meta_at.tolist()):
+                page.prime(ref, meta[a : a + ref.size])
+        at_all, sizes_all, counts_all, skips = [], [], [], []
+        for dec, page, local in items:
+            offsets, sizes, counts, _, _ = dec.chunks(page)
+            first = dec.rows_before_chunks(page)
+            c0 = int(np.searchsorted(first, local.start, side="right")) - 1
+            c1 = int(np.searchsorted(first, local.stop - 1, side="right"))
+            at_all.append(page.ref(_DATA).position + offsets[c0:c1])
+            sizes_all.append(sizes[c0:c1])
+            counts_all.append(counts[c0:c1])
+            skips.append(local.start - int(first[c0]))
+        data, base = read_spans(source, np.concatenate(at_all), np.concatenate(sizes_all))
+        counts = np.concatenate(counts_all)
+        where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
+        try:
+            _, defs, entries, values, _ = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts)
+        except CorruptFileError as exc:
+            if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                raise
+            raise CorruptFileError(f"{where}: {exc}") from None
+        arr = values_to_arrow(values, leaf.dtype, where)
+        if len(arr) != len(defs if defs is not None else arr) or len(arr) != int(counts.sum()):
+            raise CorruptFileError(f"{where}: {len(arr)} values for {int(counts.sum())} level entries")
+        starts = np.cumsum([0] + [int(c.sum()) for c in counts_all[:-1]]) + np.asarray(skips, np.int64)
+        parts = []
+        for (_, _, local), a in zip(items, starts.tolist()):
+            n = local.count
+            parts.append(PagePart(None, None if defs is None else defs[a : a + n], arr.slice(a, n), n))
+        return parts
 
     @staticmethod
     def _range_spans(items, rep, entries, first_row, breaks, wanted, where):

@@ -1,0 +1,98 @@
+"""Columns read together: a row range over many one-leaf fields whose pages share an
+encoding is decoded in one pass (``MiniBlockPage.read_columns``), and gives exactly what
+reading each column alone gives, for files of both writers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lancefile
+from lancefile.encodings.structural.mini_block import MiniBlockPage
+from lancefile.errors import CorruptFileError
+from tests.conftest import reference_write
+
+
+def _table(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for i in range(12):
+        kind = i % 6
+        if kind == 0:
+            cols[f"f{i}"] = rng.random(n)
+        elif kind == 1:  # int64 with the same bit width as the floats' encoding may get
+            cols[f"i{i}"] = rng.integers(0, 1 << 40, n)
+        elif kind == 2:  # nulls: definition levels in the chunks
+            cols[f"n{i}"] = pa.array(rng.random(n), mask=rng.random(n) < 0.2)
+        elif kind == 3:  # narrow ints: another bit width
+            cols[f"s{i}"] = pa.array(rng.integers(0, 100, n), pa.int32())
+        elif kind == 4:  # strings: dictionary pages, read one by one
+            cols[f"t{i}"] = pa.array([f"v{x}" for x in rng.integers(0, 5, n)])
+        else:
+            cols[f"d{i}"] = pa.array(rng.integers(0, 10**6, n).astype("datetime64[us]"))
+    return pa.table(cols)
+
+
+@pytest.fixture(scope="module", params=["lancefile", "pylance"])
+def wide_file(request, tmp_path_factory):
+    t = _table(30_000, 3)
+    p = tmp_path_factory.mktemp("together") / "w.lance"
+    if request.param == "lancefile":
+        lancefile.write_table(t, p, version="2.2")
+    else:
+        reference_write(t, p, version="2.2")
+    return p, t
+
+
+@pytest.fixture
+def together_calls(monkeypatch):
+    calls = []
+    real = MiniBlockPage.read_columns
+
+    def counting(items):
+        calls.append(len(items))
+        return real(items)
+
+    monkeypatch.setattr(MiniBlockPage, "read_columns", staticmethod(counting))
+    return calls
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_ranges_read_together_equal_the_table(wide_file, data):
+    p, t = wide_file
+    n = t.num_rows
+    start = data.draw(st.integers(0, n - 1), "start")
+    count = data.draw(st.integers(0, n - start), "count")
+    cols = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(t.column_names), min_size=1, unique=True)), "cols")
+    reader = lancefile.LanceFileReader(p, columns=cols)
+    got = reader.read_range(start, count, batch_size=data.draw(st.sampled_from([100, 4096, 65536]))).to_table()
+    want = t.slice(start, count) if cols is None else t.select(cols).slice(start, count)
+    assert got.equals(want)
+
+
+def test_columns_with_one_encoding_are_decoded_in_one_pass(wide_file, together_calls):
+    p, t = wide_file
+    got = lancefile.LanceFileReader(p).read_range(1000, 5000).to_table()
+    assert got.equals(t.slice(1000, 5000))
+    assert together_calls and max(together_calls) >= 2  # several columns shared one decode
+    alone = {c: lancefile.LanceFileReader(p, columns=[c]).read_range(1000, 5000).to_table().column(0)
+             for c in t.column_names}
+    assert all(got.column(c).equals(alone[c]) for c in t.column_names)
+
+
+def test_a_damaged_chunk_among_columns_read_together_is_named(tmp_path):
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(20_000) for i in range(6)})
+    p = tmp_path / "w.lance"
+    reference_write(t, p, version="2.2")  # no checksums: the decoder itself must notice
+    reader = lancefile.LanceFileReader(p)
+    page = reader._layout.column(3).pages[0]
+    data = page.buffers[1]
+    raw = bytearray(p.read_bytes())
+    raw[data.position : data.position + 8] = b"\xff" * 8  # the first chunk's header
+    p.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match=str(p)):
+        lancefile.LanceFileReader(p).read_range(0, 20_000).to_table()
