@@ -74,6 +74,18 @@ def test_ranges_read_together_equal_the_table(wide_file, data):
     assert got.equals(want)
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_takes_read_together_equal_the_table(wide_file, data):
+    p, t = wide_file
+    n = t.num_rows
+    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=300), "indices")
+    cols = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(t.column_names), min_size=2, unique=True)), "cols")
+    got = lancefile.LanceFileReader(p, columns=cols).take_rows(idx).to_table()
+    want = (t if cols is None else t.select(cols)).take(pa.array(idx, pa.int64()))
+    assert got.equals(want)
+
+
 def test_columns_with_one_encoding_are_decoded_in_one_pass(wide_file, together_calls):
     p, t = wide_file
     got = lancefile.LanceFileReader(p).read_range(1000, 5000).to_table()
@@ -82,6 +94,10 @@ def test_columns_with_one_encoding_are_decoded_in_one_pass(wide_file, together_c
     alone = {c: lancefile.LanceFileReader(p, columns=[c]).read_range(1000, 5000).to_table().column(0)
              for c in t.column_names}
     assert all(got.column(c).equals(alone[c]) for c in t.column_names)
+    together_calls.clear()
+    rows = [5, 17, 4095, 4096, 29_999]
+    assert lancefile.LanceFileReader(p).take_rows(rows).to_table().equals(t.take(pa.array(rows)))
+    assert together_calls and max(together_calls) >= 2
 
 
 def test_a_damaged_chunk_among_columns_read_together_is_named(tmp_path):

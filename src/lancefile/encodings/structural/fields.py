@@ -426,13 +426,13 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], kee
 def read_together(readers: list, sel: Selection, cache: dict) -> dict:
     """``{i: readers[i].read(sel, cache)}`` for the readers that are read best together.
 
-    Over a row range, fields that are one leaf each (a wide table's columns) whose rows lie
+    Fields that are one leaf each (a wide table's columns) whose rows lie
     in one page each, with the same leaf type and page encoding (``column_key``), are
     decoded in one pass (``read_columns`` of their layout) instead of one a column. The
     caller reads the other readers itself.
     """
     out: dict = {}
-    if not sel.is_range or len(readers) < 2:
+    if len(readers) < 2:
         return out
     groups: dict = {}
     for i, r in enumerate(readers):

@@ -306,9 +306,9 @@ class MiniBlockPage(PageLayoutBase):
 
     @staticmethod
     def read_columns(items: list) -> list[PagePart]:
-        """Row ranges of one page each of several columns, decoded in one pass.
+        """Rows of one page each of several columns, decoded in one pass.
 
-        ``items``: ``(decoder, page, page-local range)``, every decoder with the same
+        ``items``: ``(decoder, page, page-local selection)``, all ranges or all takes, every decoder with the same
         ``batch_key`` (the same encoding but for counts), no lists and no dictionary: a
         wide table's columns. Their chunk metadata comes in one batch of requests, their
         chunks in another, and one decode serves them all, so a read of 1,000 columns pays
@@ -323,32 +323,51 @@ class MiniBlockPage(PageLayoutBase):
             meta, meta_at = read_spans(source, [r.position for r in refs], [r.size for r in refs])
             for (dec, page), ref, a in zip(missing, refs, meta_at.tolist()):
                 page.prime(ref, meta[a : a + ref.size])
-        at_all, sizes_all, counts_all, skips = [], [], [], []
+        is_range = items[0][2].is_range
+        at_all, sizes_all, counts_all, picks = [], [], [], []
+        base_entry = 0  # entries of the chunks gathered so far
         for dec, page, local in items:
             offsets, sizes, counts, _, _ = dec.chunks(page)
             first = dec.rows_before_chunks(page)
-            c0 = int(np.searchsorted(first, local.start, side="right")) - 1
-            c1 = int(np.searchsorted(first, local.stop - 1, side="right"))
-            at_all.append(page.ref(_DATA).position + offsets[c0:c1])
-            sizes_all.append(sizes[c0:c1])
-            counts_all.append(counts[c0:c1])
-            skips.append(local.start - int(first[c0]))
+            if is_range:
+                c0 = int(np.searchsorted(first, local.start, side="right")) - 1
+                ids = np.arange(c0, int(np.searchsorted(first, local.stop - 1, side="right")))
+                picks.append(base_entry + local.start - int(first[c0]))  # where its rows start
+            else:  # the chunks holding the rows, and each row's entry among them
+                idx = local.indices
+                chunk_of = np.searchsorted(first, idx, side="right") - 1
+                ids, inverse = np.unique(chunk_of, return_inverse=True)
+                before = np.cumsum(counts[ids]) - counts[ids]
+                picks.append(base_entry + before[inverse] + idx - first[chunk_of])
+            at_all.append(page.ref(_DATA).position + offsets[ids])
+            sizes_all.append(sizes[ids])
+            counts_all.append(counts[ids])
+            base_entry += int(counts_all[-1].sum())
         data, base = read_spans(source, np.concatenate(at_all), np.concatenate(sizes_all))
         counts = np.concatenate(counts_all)
         where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
+        positions = None if is_range else np.concatenate(picks)
         try:
-            _, defs, entries, values, _ = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts)
+            _, defs, _, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts, positions)
         except CorruptFileError as exc:
             if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
                 raise
             raise CorruptFileError(f"{where}: {exc}") from None
         arr = values_to_arrow(values, leaf.dtype, where)
-        if len(arr) != len(defs if defs is not None else arr) or len(arr) != int(counts.sum()):
-            raise CorruptFileError(f"{where}: {len(arr)} values for {int(counts.sum())} level entries")
-        starts = np.cumsum([0] + [int(c.sum()) for c in counts_all[:-1]]) + np.asarray(skips, np.int64)
+        if taken:  # the values (and levels) at the positions, in order
+            if len(arr) != len(positions):
+                raise CorruptFileError(f"{where}: {len(arr)} values for {len(positions)} rows")
+        else:
+            if len(arr) != len(defs if defs is not None else arr) or len(arr) != base_entry:
+                raise CorruptFileError(f"{where}: {len(arr)} values for {base_entry} level entries")
+            if positions is not None:
+                arr = arr.take(pa.array(positions))
+                defs = None if defs is None else defs[positions]
         parts = []
-        for (_, _, local), a in zip(items, starts.tolist()):
-            n = local.count
+        at = 0
+        for (_, _, local), pick in zip(items, picks):
+            a, n = (int(pick), local.count) if is_range else (at, local.count)
+            at += n
             parts.append(PagePart(None, None if defs is None else defs[a : a + n], arr.slice(a, n), n))
         return parts
 
