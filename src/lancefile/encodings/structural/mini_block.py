@@ -227,6 +227,7 @@ class MiniBlockPage(PageLayoutBase):
         dec0, page0 = items[0][0], items[0][1]
         leaf = dec0.leaf
         is_range = items[0][2].is_range
+        MiniBlockPage._prime(items)
         at_all, sizes_all, counts_all, first_rows, breaks, wanted = [], [], [], [], [], []
         for dec, page, local, row0 in items:
             offsets, sizes, counts, completed, _ = dec.chunks(page)
@@ -305,6 +306,31 @@ class MiniBlockPage(PageLayoutBase):
         return part
 
     @staticmethod
+    def _prime(items: list) -> None:
+        """Fetch, in one batch of requests, what the pages of ``items`` (``(decoder, page,
+        ...)``) have not read yet and will: chunk metadata, repetition index, dictionary.
+        Each page then finds its buffers in memory instead of asking for them one by one."""
+        pages, refs = [], []
+        for dec, page, *_ in items:
+            n = len(page.page.buffers)
+            wanted = []
+            if dec._chunks is None:
+                wanted.append(_META)
+                if dec.depth:
+                    wanted.append(n - 1)
+            if dec.has_dict and dec._dictionary is None:
+                wanted.append(_DICT)
+            for b in wanted:
+                if b < n:  # a missing buffer is reported where it is read
+                    pages.append(page)
+                    refs.append(page.ref(b))
+        if len(refs) < 2:
+            return
+        data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], [r.size for r in refs])
+        for page, ref, a in zip(pages, refs, at.tolist()):
+            page.prime(ref, data[a : a + ref.size])
+
+    @staticmethod
     def read_columns(items: list) -> list[PagePart]:
         """Rows of one page each of several columns, decoded in one pass.
 
@@ -317,12 +343,7 @@ class MiniBlockPage(PageLayoutBase):
         dec0, page0 = items[0][0], items[0][1]
         leaf = dec0.leaf
         source = page0.layout.source
-        missing = [(dec, page) for dec, page, _ in items if dec._chunks is None]
-        if len(missing) > 1:  # the chunk metadata of the pages not read yet: one batch
-            refs = [page.ref(_META) for _, page in missing]
-            meta, meta_at = read_spans(source, [r.position for r in refs], [r.size for r in refs])
-            for (dec, page), ref, a in zip(missing, refs, meta_at.tolist()):
-                page.prime(ref, meta[a : a + ref.size])
+        MiniBlockPage._prime(items)
         is_range = items[0][2].is_range
         at_all, sizes_all, counts_all, picks = [], [], [], []
         base_entry = 0  # entries of the chunks gathered so far
