@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import lancefile
 from lancefile.encodings.structural.mini_block import MiniBlockPage
 from lancefile.errors import CorruptFileError
-from tests.conftest import reference_write
+from tests.conftest import reference_reader, reference_write
 
 
 def _table(n: int, seed: int) -> pa.Table:
@@ -112,3 +112,24 @@ def test_a_damaged_chunk_among_columns_read_together_is_named(tmp_path):
     p.write_bytes(bytes(raw))
     with pytest.raises(CorruptFileError, match=str(p)):
         lancefile.LanceFileReader(p).read_range(0, 20_000).to_table()
+
+
+def test_leaves_of_alike_types_keep_their_own_types(tmp_path):
+    """Leaf descriptions are shared between columns (a wide file needs one, not 1,000), but
+    never between types that differ only in a time zone, a unit or a child's name."""
+    n = 5000
+    ts = np.arange(n, dtype=np.int64)
+    vals = pa.array(np.arange(2 * n, dtype=np.float32))
+    t = pa.table({
+        "utc": pa.array(ts, pa.timestamp("us", "UTC")), "naive": pa.array(ts, pa.timestamp("us")),
+        "ny": pa.array(ts, pa.timestamp("us", "America/New_York")), "ms": pa.array(ts, pa.timestamp("ms")),
+        "i": pa.array(ts), "dur": pa.array(ts, pa.duration("us")),
+        "fa": pa.FixedSizeListArray.from_arrays(vals, type=pa.list_(pa.field("item", pa.float32()), 2)),
+        "fb": pa.FixedSizeListArray.from_arrays(vals, type=pa.list_(pa.field("element", pa.float32()), 2)),
+    })
+    p = tmp_path / "alike.lance"
+    lancefile.write_table(t, p, version="2.2")
+    got = lancefile.LanceFileReader(p).read_range(100, 3000).to_table()
+    want = reference_reader(p).read_range(100, 3000).to_table()  # Lance names every fsl child "item"
+    assert got.schema == want.schema and got.equals(want)
+    assert [f.type for f in got.schema][:6] == [f.type for f in t.schema][:6]

@@ -27,8 +27,14 @@ class PageData:
         self.column = column
         self.page_index = page_index
         self.page: PageInfo = column.pages[page_index]
-        self.where = f"{layout.path}: column {column.index} page {page_index}" + (f" ({label})" if label else "")
+        self._label = label
         self._cache: dict = {}
+
+    @property
+    def where(self) -> str:
+        """``path: column 3 page 2 (label)``: made when a message needs it (most reads never do)."""
+        label = f" ({self._label})" if self._label else ""
+        return f"{self.layout.path}: column {self.column.index} page {self.page_index}{label}"
 
     @property
     def num_rows(self) -> int:

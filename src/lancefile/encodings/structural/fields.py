@@ -70,6 +70,22 @@ def _layer_kind(f: LanceField) -> str:
     return LIST if f.logical_type in _LIST_LOGICAL or f.logical_type == "map" else ITEM
 
 
+_LEAVES: dict = {}
+
+
+def _leaf(dtype: pa.DataType, shape: tuple, grammar, version: str) -> Leaf:
+    """One shared (immutable) Leaf per description: a wide table's columns need one, not 1,000."""
+    key = (str(dtype), shape, grammar, version)
+    got = _LEAVES.get(key)
+    if got is not None and not got.dtype.equals(dtype, check_metadata=True):  # e.g. child field metadata
+        return Leaf(dtype, shape, grammar, version)
+    if got is None:
+        if len(_LEAVES) >= 4096:
+            _LEAVES.clear()
+        got = _LEAVES[key] = Leaf(dtype, shape, grammar, version)
+    return got
+
+
 class LeafColumn:
     """One leaf column: its pages' decoders (built once per reader) and page-by-page reads."""
 
@@ -231,6 +247,8 @@ class StructuralReader:
 
         A list's offsets and a struct's validity come from the first leaf below them; the
         other leaves under the same lists only need their own inner layers (see unravel)."""
+        if self.root.kind == "leaf":  # one leaf, no lists above it (a wide table's columns)
+            return {col: False for col in self._leaves}
         used: dict[int, list[int]] = {col: [] for col in self._leaves}
 
         def visit(node: Node, k: int) -> None:
@@ -269,7 +287,7 @@ class StructuralReader:
                 raise CorruptFileError(f"{self.layout.path}: field {f.name!r} has no column")
             shape = [ITEM] + outer[::-1]  # inner to outer
             if col not in self._leaves:
-                self._leaves[col] = LeafColumn(self.layout, col, Leaf(t, tuple(shape), self._grammar, self._version),
+                self._leaves[col] = LeafColumn(self.layout, col, _leaf(t, tuple(shape), self._grammar, self._version),
                                                f.name, mult)
                 self._shapes[col] = shape
                 self._mult[col] = mult
