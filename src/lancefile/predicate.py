@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from .encodings.arrowutil import filter_batch
+from .encodings.arrowutil import filter_batch, unslice
 from .errors import ColumnNotFoundError, InvalidInputError
 
 __all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match",
@@ -209,7 +209,7 @@ def filter_rows(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
         if not isinstance(mask, (pa.Array, pa.ChunkedArray)) or mask.type != pa.bool_() or len(mask) != batch.num_rows:
             raise _Unsupported
     except (_Unsupported, pa.ArrowException, TypeError, ValueError, KeyError, IndexError, OverflowError):
-        return batch.filter(expr)
+        return unslice(batch).filter(expr)
     return filter_batch(batch, mask)  # null: dropped, as a filter expression drops it
 
 

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from . import fieldtasks
 from .checks import check_decoded
+from .encodings.arrowutil import unslice
 from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
 from .encodings.versions import codec_for
@@ -555,7 +556,7 @@ class LanceFileReader:
                     elif not every:
                         rows = fb.slice(x - pos, y - x)
                         rows = rows.append_column(_ROW_COLUMN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-                        piece = piece.take(filter_rows(rows, expr).column(_ROW_COLUMN))
+                        piece = unslice(piece).take(filter_rows(rows, expr).column(_ROW_COLUMN))
                     for k in range(0, piece.num_rows, batch_size):
                         yield piece.slice(k, batch_size)
                 pos += batch.num_rows
@@ -627,7 +628,7 @@ class LanceFileReader:
                 batch = self._read_selection(Selection.of_indices(uniq), cache)
                 last = int(uniq[-1]) if len(uniq) else last
                 if len(uniq) != len(part) or np.any(np.diff(part) < 0):
-                    batch = batch.take(pa.array(inverse))
+                    batch = unslice(batch).take(pa.array(inverse))
                 n = len(batch)
                 for o in range(0, n, bs):
                     yield batch if n <= bs else batch.slice(o, bs)

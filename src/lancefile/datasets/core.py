@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from .._proto import file_pb2, table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError, UnsupportedVersionError
+from ..encodings.arrowutil import unslice
 from ..fieldtasks import decode_here
 from ..format.schema import LanceSchema
 from ..predicate import check_filter, filter_rows, to_expression
@@ -293,7 +294,7 @@ class LanceDataset:
         if len(pieces) > 1 or np.any(positions != np.arange(len(positions))):
             back = np.empty_like(positions)
             back[positions] = np.arange(len(positions))
-            table = table.take(pa.array(back))
+            table = unslice(table).take(pa.array(back))
         return table
 
     # -- changing -----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from .._proto import table_pb2
 from ..errors import InvalidInputError
-from ..predicate import check_filter, to_expression
+from ..predicate import check_filter, filter_rows, to_expression
 from .deletion import BITMAP_THRESHOLD, write_deletion_file
 from .manifest import FLAG_DELETION_FILES, LoadedManifest, check_writer_flags
 from .write import _library_version, commit_loop, newer_operations
@@ -42,7 +42,7 @@ def _matching_offsets(frag, expr, columns: list[str]) -> np.ndarray:
         for batch in frag.to_batches(columns=columns, start=a, stop=b, with_deleted=True, batch_size=1 << 16):
             n = batch.num_rows
             rows = batch.append_column(_ROW, pa.array(np.arange(pos, pos + n, dtype=np.int64)))
-            found.append(rows.filter(expr).column(_ROW).to_numpy())
+            found.append(filter_rows(rows, expr).column(_ROW).to_numpy())
             pos += n
     hits = np.concatenate(found) if found else np.zeros(0, np.int64)
     return np.setdiff1d(hits, frag.deleted_offsets().astype(np.int64), assume_unique=False)

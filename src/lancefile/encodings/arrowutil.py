@@ -20,6 +20,7 @@ __all__ = [
     "validate_values",
     "filter_array",
     "filter_batch",
+    "unslice",
 ]
 
 
@@ -330,3 +331,43 @@ def _mask(keep, n: int) -> np.ndarray:
     if keep.dtype != np.bool_ or keep.shape != (n,):
         raise ValueError(f"a filter mask must be {n} booleans, not {keep.dtype} of shape {keep.shape}")
     return keep
+
+
+def _slice_sensitive(t: pa.DataType) -> bool:
+    """Whether Arrow's take/filter get a sliced array of this type wrong: pyarrow 26.0.1 reads
+    a sliced ``fixed_size_list<fixed_size_list>`` (also under a struct or another fixed-size
+    list) from the wrong rows, its slice offset applied twice, or past its buffers."""
+    if pa.types.is_fixed_size_list(t):
+        return pa.types.is_fixed_size_list(t.value_type) or _slice_sensitive(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_slice_sensitive(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _compact(arr: pa.Array) -> pa.Array:
+    return pa.concat_arrays([arr, arr.slice(0, 0)])  # a copy starting at offset 0, children too
+
+
+def unslice(data):
+    """``data`` (an Array, RecordBatch or Table) ready for Arrow's ``take`` and ``filter``:
+    the columns whose sliced form Arrow gets wrong (see :func:`_slice_sensitive`) copied to
+    offset 0, the others as they are (no copy at all for most tables).
+
+    Example::
+
+        >>> inner = pa.list_(pa.int8(), 1)
+        >>> a = pa.FixedSizeListArray.from_arrays(pa.FixedSizeListArray.from_arrays(
+        ...     pa.array(list(range(8)), pa.int8()), type=inner), type=pa.list_(inner, 2))
+        >>> unslice(a.slice(1, 2)).take(pa.array([0])).to_pylist()
+        [[[2], [3]]]
+    """
+    if isinstance(data, pa.Array):
+        return _compact(data) if _slice_sensitive(data.type) else data
+    if not any(_slice_sensitive(f.type) for f in data.schema):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        cols = [_compact(c) if _slice_sensitive(c.type) else c for c in data.columns]
+        return pa.RecordBatch.from_arrays(cols, schema=data.schema)
+    cols = [pa.chunked_array([_compact(c) for c in col.chunks], col.type) if _slice_sensitive(col.type) else col
+            for col in data.columns]
+    return pa.Table.from_arrays(cols, schema=data.schema)
