@@ -31,7 +31,7 @@ from ...io import read_spans
 from .. import kernels
 from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock,
                            miniblock_buffers, take_miniblock)
-from ..compressive.values import Fixed, as_uint
+from ..compressive.values import Fixed, Var, as_uint
 from ..page import PageData
 from ..arrowutil import concat_arrays, validate_values
 from ..registry import LAYOUT
@@ -296,6 +296,7 @@ class MiniBlockPage(PageLayoutBase):
             for k in range(len(items)):
                 value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
         idx = part.values.to_numpy(zero_copy_only=False)
+        MiniBlockPage._load_dictionaries(items)
         pieces = []
         for k, (dec, page, _, _) in enumerate(items):
             a, b = int(value_cuts[k]), int(value_cuts[k + 1])
@@ -329,6 +330,44 @@ class MiniBlockPage(PageLayoutBase):
         data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], [r.size for r in refs])
         for page, ref, a in zip(pages, refs, at.tolist()):
             page.prime(ref, data[a : a + ref.size])
+
+    @staticmethod
+    def _load_dictionaries(items: list) -> None:
+        """Decode the variable-width dictionaries of the pages of ``items`` not loaded yet as
+        one Arrow array (built and validated once), each page keeping its slice of it: a take
+        touching 70 pages pays for one array, not 70."""
+        todo = [(dec, page) for dec, page, *_ in items
+                if dec._dictionary is None and page._cache.get("dictionary") is None]
+        if len(todo) < 2 or pa.types.is_dictionary(todo[0][0].leaf.dtype):
+            return
+        dtype = todo[0][0].leaf.dtype
+        parts, bases, counts = [], [0], []
+        for dec, page in todo:
+            n = int(dec.msg.num_dictionary_items)
+            v = decode_block(dec.msg.dictionary, page.read(_DICT), n, page.where)
+            if not isinstance(v, Var) or v.count != n:
+                return  # fixed-width items, or a count the page's own load reports
+            parts.append(v)
+            counts.append(n)
+            bases.append(bases[-1] + len(v.data))
+        offsets = np.concatenate([v.offsets[:-1] + b for v, b in zip(parts, bases)] + [np.array([bases[-1]])])
+        where = f"{todo[0][1].where.split(' page ')[0]} pages {todo[0][1].page_index}-{todo[-1][1].page_index}"
+        whole = values_to_arrow(Var(offsets, np.concatenate([v.data for v in parts])), dtype, where)
+        try:
+            validate_values(whole, where)
+        except CorruptFileError:  # name the page whose dictionary is bad
+            at = 0
+            for (_, page), n in zip(todo, counts):
+                validate_values(whole.slice(at, n), f"{page.where}: dictionary")
+                at += n
+            raise
+        at = 0
+        for (dec, page), n in zip(todo, counts):
+            items = whole.slice(at, n)
+            at += n
+            page.cached("dictionary", lambda items=items: items)
+            if items.nbytes <= KEEP_DICTIONARY_BYTES:
+                dec._dictionary = items
 
     @staticmethod
     def read_columns(items: list) -> list[PagePart]:

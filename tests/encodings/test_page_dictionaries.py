@@ -1,0 +1,70 @@
+"""Page dictionaries loaded together: a take or scan over many dictionary pages decodes the
+dictionaries it needs as one array, each page keeping its own slice; values come out as
+pylance reads them, and a damaged dictionary is reported with the pages around it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lancefile
+from lancefile.encodings.structural.mini_block import MiniBlockPage
+from lancefile.errors import CorruptFileError
+from lancefile.fuzz import filemap
+from tests.conftest import reference_reader, reference_write
+
+N = 40_000
+
+
+@pytest.fixture(scope="module", params=["lancefile", "pylance"])
+def dict_file(request, tmp_path_factory):
+    rng = np.random.default_rng(11)
+    words = np.array([f"w{i:03d}-é" for i in range(40)])
+    tags = pa.array(words[rng.integers(0, 40, N)], mask=rng.random(N) < 0.05)
+    lists = pa.ListArray.from_arrays(np.arange(0, 2 * N + 1, 2, dtype=np.int32),
+                                     pa.array(words[rng.integers(0, 40, 2 * N)]))
+    t = pa.table({"tag": tags, "tags": lists})
+    p = tmp_path_factory.mktemp("dicts") / "d.lance"
+    if request.param == "lancefile":
+        lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
+    else:
+        reference_write(t, p, version="2.2")
+    return p, t
+
+
+def test_takes_and_scans_over_many_dictionary_pages(dict_file, monkeypatch):
+    p, t = dict_file
+    loads = []
+    real = MiniBlockPage._load_dictionaries
+
+    def counting(items):
+        loads.append(len(items))
+        return real(items)
+
+    monkeypatch.setattr(MiniBlockPage, "_load_dictionaries", staticmethod(counting))
+    rows = np.sort(np.random.default_rng(2).choice(N, 300, replace=False))
+    got = lancefile.LanceFileReader(p).take_rows(rows).to_table()
+    assert got.equals(t.take(pa.array(rows)))
+    assert got.equals(reference_reader(p).take_rows(rows.tolist()).to_table())
+    assert lancefile.LanceFileReader(p).read_all(batch_size=5000).to_table().equals(t)
+    pages = len(lancefile.LanceFileReader(p)._layout.column(0).pages)
+    if pages > 2:
+        assert loads and max(loads) >= 2  # several pages' dictionaries went together
+
+
+def test_a_damaged_dictionary_among_many_is_reported(tmp_path):
+    words = [f"w{i:03d}" for i in range(40)]
+    field = pa.field("tag", pa.string(), metadata={"lance-encoding:dict-values-compression": "none"})
+    t = pa.table({"tag": [words[i % 40] for i in range(N)]}, schema=pa.schema([field]))
+    p = tmp_path / "bad.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024, checksums=False)
+    fm = filemap.parse(p.read_bytes())
+    page = fm.metas[0].pages[2]
+    assert len(page.buffer_offsets) >= 3  # [chunk metadata, chunks, dictionary]
+    at, size = page.buffer_offsets[2], page.buffer_sizes[2]
+    raw = bytearray(p.read_bytes())
+    raw[at + size - 3 : at + size] = b"\xff\xfe\xff"  # invalid UTF-8 in the last item
+    p.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 2 .*dictionary"):
+        lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()
