@@ -13,6 +13,7 @@ from lancefile.encodings.structural.mini_block import MiniBlockPage
 from lancefile.errors import CorruptFileError
 from lancefile.fuzz import filemap
 from tests.conftest import reference_reader, reference_write
+from tests.encodings import count_item_calls
 
 N = 40_000
 
@@ -35,14 +36,7 @@ def dict_file(request, tmp_path_factory):
 
 def test_takes_and_scans_over_many_dictionary_pages(dict_file, monkeypatch):
     p, t = dict_file
-    loads = []
-    real = MiniBlockPage._load_dictionaries
-
-    def counting(items):
-        loads.append(len(items))
-        return real(items)
-
-    monkeypatch.setattr(MiniBlockPage, "_load_dictionaries", staticmethod(counting))
+    loads = count_item_calls(monkeypatch, MiniBlockPage, "_load_dictionaries")
     rows = np.sort(np.random.default_rng(2).choice(N, 300, replace=False))
     got = lancefile.LanceFileReader(p).take_rows(rows).to_table()
     assert got.equals(t.take(pa.array(rows)))

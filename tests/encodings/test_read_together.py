@@ -14,6 +14,7 @@ import lancefile
 from lancefile.encodings.structural.mini_block import MiniBlockPage
 from lancefile.errors import CorruptFileError
 from tests.conftest import reference_reader, reference_write
+from tests.encodings import count_item_calls
 
 
 def _table(n: int, seed: int) -> pa.Table:
@@ -49,15 +50,7 @@ def wide_file(request, tmp_path_factory):
 
 @pytest.fixture
 def together_calls(monkeypatch):
-    calls = []
-    real = MiniBlockPage.read_columns
-
-    def counting(items):
-        calls.append(len(items))
-        return real(items)
-
-    monkeypatch.setattr(MiniBlockPage, "read_columns", staticmethod(counting))
-    return calls
+    return count_item_calls(monkeypatch, MiniBlockPage, "read_columns")
 
 
 @settings(max_examples=40, deadline=None)
