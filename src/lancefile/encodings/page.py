@@ -8,6 +8,7 @@ caches whole-buffer reads (dictionaries, decompressed buffers) for the page's li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -30,9 +31,9 @@ class PageData:
         self._label = label
         self._cache: dict = {}
 
-    @property
+    @cached_property
     def where(self) -> str:
-        """``path: column 3 page 2 (label)``: made when a message needs it (most reads never do)."""
+        """``path: column 3 page 2 (label)``: made when first needed (most reads never need it)."""
         label = f" ({self._label})" if self._label else ""
         return f"{self.layout.path}: column {self.column.index} page {self.page_index}{label}"
 
