@@ -296,7 +296,14 @@ class MiniBlockPage(PageLayoutBase):
             for k in range(len(items)):
                 value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
         idx = part.values.to_numpy(zero_copy_only=False)
-        MiniBlockPage._load_dictionaries(items)
+        together = MiniBlockPage._load_dictionaries(items)
+        if together is not None:  # every page's dictionary is a slice of one array: one take
+            whole, firsts, sizes = together
+            per_page = np.diff(value_cuts)
+            if len(sizes) == len(items) and sizes.all() and not np.any(idx >= np.repeat(sizes, per_page)):
+                part.values = whole.take(pa.array(idx.astype(np.int64) + np.repeat(firsts, per_page)))
+                part.validated = True  # gathered from the checked dictionaries
+                return part
         pieces = []
         for k, (dec, page, _, _) in enumerate(items):
             a, b = int(value_cuts[k]), int(value_cuts[k + 1])
@@ -332,21 +339,25 @@ class MiniBlockPage(PageLayoutBase):
             page.prime(ref, data[a : a + ref.size])
 
     @staticmethod
-    def _load_dictionaries(items: list) -> None:
+    def _load_dictionaries(items: list):
         """Decode the variable-width dictionaries of the pages of ``items`` not loaded yet as
         one Arrow array (built and validated once), each page keeping its slice of it: a take
-        touching 70 pages pays for one array, not 70."""
+        touching 70 pages pays for one array, not 70.
+
+        When every page's was loaded here, returns ``(array, first item of each page's
+        dictionary in it, items of each)``, so that all lookups can be one ``take``.
+        """
         todo = [(dec, page) for dec, page, *_ in items
                 if dec._dictionary is None and page._cache.get("dictionary") is None]
         if len(todo) < 2 or pa.types.is_dictionary(todo[0][0].leaf.dtype):
-            return
+            return None
         dtype = todo[0][0].leaf.dtype
         parts, bases, counts = [], [0], []
         for dec, page in todo:
             n = int(dec.msg.num_dictionary_items)
             v = decode_block(dec.msg.dictionary, page.read(_DICT), n, page.where)
             if not isinstance(v, Var) or v.count != n:
-                return  # fixed-width items, or a count the page's own load reports
+                return None  # fixed-width items, or a count the page's own load reports
             parts.append(v)
             counts.append(n)
             bases.append(bases[-1] + len(v.data))
@@ -363,11 +374,15 @@ class MiniBlockPage(PageLayoutBase):
             raise
         at = 0
         for (dec, page), n in zip(todo, counts):
-            items = whole.slice(at, n)
+            mine = whole.slice(at, n)
             at += n
-            page.cached("dictionary", lambda items=items: items)
-            if items.nbytes <= KEEP_DICTIONARY_BYTES:
-                dec._dictionary = items
+            page.cached("dictionary", lambda mine=mine: mine)
+            if mine.nbytes <= KEEP_DICTIONARY_BYTES:
+                dec._dictionary = mine
+        if len(todo) != len(items):
+            return None
+        sizes = np.asarray(counts, np.int64)
+        return whole, np.cumsum(sizes) - sizes, sizes
 
     @staticmethod
     def read_columns(items: list) -> list[PagePart]:
