@@ -344,12 +344,14 @@ class MiniBlockPage(PageLayoutBase):
         one Arrow array (built and validated once), each page keeping its slice of it: a take
         touching 70 pages pays for one array, not 70.
 
-        When every page's was loaded here, returns ``(array, first item of each page's
-        dictionary in it, items of each)``, so that all lookups can be one ``take``.
+        Returns ``(array, first item of each page's dictionary in it, items of each)`` so that
+        all lookups can be one ``take`` (the pages loaded before, e.g. the one a scan's
+        previous chunk ended in, are appended: dictionaries are small next to their pages),
+        or None.
         """
         todo = [(dec, page) for dec, page, *_ in items
                 if dec._dictionary is None and page._cache.get("dictionary") is None]
-        if len(todo) < 2 or pa.types.is_dictionary(todo[0][0].leaf.dtype):
+        if not todo or pa.types.is_dictionary(todo[0][0].leaf.dtype):
             return None
         dtype = todo[0][0].leaf.dtype
         parts, bases, counts = [], [0], []
@@ -380,7 +382,12 @@ class MiniBlockPage(PageLayoutBase):
             if mine.nbytes <= KEEP_DICTIONARY_BYTES:
                 dec._dictionary = mine
         if len(todo) != len(items):
-            return None
+            dicts = [dec._dictionary if dec._dictionary is not None else page._cache.get("dictionary")
+                     for dec, page, *_ in items]
+            if any(d is None or d.type != dtype for d in dicts):
+                return None
+            whole = pa.concat_arrays(dicts)
+            counts = [len(d) for d in dicts]
         sizes = np.asarray(counts, np.int64)
         return whole, np.cumsum(sizes) - sizes, sizes
 
