@@ -388,6 +388,10 @@ class _Pruner:
         elif behaviour not in (0, 1):  # EMIT_NULL / INCONCLUSIVE: keep it simple, stay safe
             return None
         single = _known(pc.equal(st.min, st.max), unknown=False)
+        if pa.types.is_floating(st.min.type):
+            # is_in tells -0.0 from 0.0 (by bits) where min == max does not: a zone of zeros
+            # (bounds may be -0.0 and 0.0) holds values is_in may see as different
+            single &= ~_known(pc.equal(st.min, 0), unknown=True)
         null_is_false = not (behaviour == 0 and has_null)  # MATCH without a null in the set, or SKIP
         cf = (real & ~single) | nan | (nulls & null_is_false)
         if len(values):
