@@ -25,7 +25,8 @@ from .errors import (
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
-from .reader import FileMetadata, LanceFileReader, ReaderResults
+from .reader import LanceFileReader
+from .results import FileMetadata, ReaderResults
 from .writer import LanceFileWriter, WriterOptions
 from .verification import VerifyReport, verify
 from .datasets import LanceDataset, LanceFragment, dataset, write_dataset

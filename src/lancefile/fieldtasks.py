@@ -54,7 +54,8 @@ def decode_here():
     For callers that already run several reads at once on their own threads (a dataset scan
     reads fragments two at a time): the cores are busy, and tasks handed on to the read pool
     would only add threads contending for the GIL. Measured on pylance's 10-fragment nested
-    dataset: scan 1.04 -> 0.97x pylance's time (medians of 6 alternating runs).
+    dataset with the read pool off (``READ_THREADS = 1``, which this does for such threads
+    only): scan 1.04 -> 0.97x pylance's time (medians of 6 alternating runs).
     """
     before = getattr(_HERE, "on", False)
     _HERE.on = True

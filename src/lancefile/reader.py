@@ -20,8 +20,7 @@ Example::
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -33,14 +32,15 @@ from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
-from .format.container import BufferRef, FileLayout, read_layout
-from .format.schema import LanceField, LanceSchema, parse_descriptor
+from .format.container import FileLayout, read_layout
+from .format.schema import LanceField, parse_descriptor
 from .io import ByteSource, open_source
 from .predicate import check_filter, filter_rows, to_expression
 from .prefetch import prefetch_pages
-from .projection import field_path, kept
+from .projection import kept
 from .projection import resolve as resolve_projection
-from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, readahead
+from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead
+from .results import ColumnMetadata, FileMetadata, PageMetadata, ReaderResults
 from .statistics import FileStatistics, contiguous_runs, plan_pieces
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
@@ -59,94 +59,6 @@ MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # Scan chunks of at least this many rows decode their fields on this many threads.
 PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
-
-
-@dataclass(frozen=True)
-class PageMetadata:
-    length: int
-    buffers: tuple[BufferRef, ...]
-    encoding: str  # a readable summary of the page's encoding tree
-    priority: int
-
-
-@dataclass(frozen=True)
-class ColumnMetadata:
-    index: int
-    pages: tuple[PageMetadata, ...]
-    column_buffers: tuple[BufferRef, ...]
-
-    @property
-    def num_bytes(self) -> int:
-        return sum(b.size for p in self.pages for b in p.buffers) + sum(b.size for b in self.column_buffers)
-
-
-@dataclass(frozen=True)
-class FileMetadata:
-    """What :meth:`LanceFileReader.metadata` returns (mirrors ``lance.file.LanceFileMetadata``).
-
-    Example::
-
-        >>> import pyarrow as pa, lancefile, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "fm.lance")
-        >>> lancefile.write_table(pa.table({"a": [1.5, 2.5]}), path)
-        >>> meta = lancefile.read_metadata(path)
-        >>> meta.schema.names, meta.num_rows, meta.columns[0].index
-        (['a'], 2, 0)
-    """
-
-    schema: pa.Schema
-    num_rows: int
-    major_version: int
-    minor_version: int
-    version: str
-    file_size: int
-    num_data_bytes: int
-    num_column_metadata_bytes: int
-    num_global_buffer_bytes: int
-    global_buffers: tuple[BufferRef, ...]
-    columns: tuple[ColumnMetadata, ...] = field(repr=False)
-
-
-class ReaderResults:
-    """The result of a read: iterate it for record batches, or collect it.
-
-    Nothing is read until it is iterated or collected. Iterating it (and ``to_reader()``,
-    ``__arrow_c_stream__``) decodes up to ``batch_readahead`` batches ahead of the consumer on
-    a background thread (:mod:`lancefile.readahead`). It implements the Arrow PyCapsule
-    stream protocol (``__arrow_c_stream__``), so ``pa.table(results)``, DuckDB and Polars
-    consume it directly.
-
-    Example::
-
-        >>> import pyarrow as pa, lancefile, tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "r.lance")
-        >>> lancefile.write_table(pa.table({"a": [1, 2, 3]}), path)
-        >>> pa.table(lancefile.LanceFileReader(path).read_all()).column("a").to_pylist()
-        [1, 2, 3]
-    """
-
-    def __init__(self, make_batches, schema: pa.Schema, batch_readahead: int = 0) -> None:
-        self._make = make_batches
-        self.schema = schema
-        self._readahead = batch_readahead
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return readahead(self._make, self._readahead)
-
-    def to_batches(self) -> list[pa.RecordBatch]:
-        """Every batch of the result, read now."""
-        return list(self._make())
-
-    def to_table(self) -> pa.Table:
-        """The whole result as one table, read now."""
-        return pa.Table.from_batches(self.to_batches(), schema=self.schema)
-
-    def to_reader(self) -> pa.RecordBatchReader:
-        """A ``pyarrow.RecordBatchReader`` that reads the batches as they are pulled."""
-        return pa.RecordBatchReader.from_batches(self.schema, iter(self))
-
-    def __arrow_c_stream__(self, requested_schema=None):
-        return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
 class LanceFileReader:

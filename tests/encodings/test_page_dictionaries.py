@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lancefile
-from lancefile.encodings.structural.mini_block import MiniBlockPage
+from lancefile.encodings.structural import mini_block_many
 from lancefile.errors import CorruptFileError
 from lancefile.fuzz import filemap
 from tests.conftest import reference_reader, reference_write
@@ -36,7 +36,7 @@ def dict_file(request, tmp_path_factory):
 
 def test_takes_and_scans_over_many_dictionary_pages(dict_file, monkeypatch):
     p, t = dict_file
-    loads = count_item_calls(monkeypatch, MiniBlockPage, "_load_dictionaries")
+    loads = count_item_calls(monkeypatch, mini_block_many, "_load_dictionaries")
     rows = np.sort(np.random.default_rng(2).choice(N, 300, replace=False))
     got = lancefile.LanceFileReader(p).take_rows(rows).to_table()
     assert got.equals(t.take(pa.array(rows)))

@@ -118,6 +118,10 @@ class PageData:
             fill(base + start, view[pos : pos + length])
             pos += length
 
+    def cached_value(self, key):
+        """What :meth:`cached` memoised under ``key``, or None."""
+        return self._cache.get(key)
+
     def cached(self, key, make):
         """Memoise an expensive derived value (a decompressed buffer, a dictionary)."""
         got = self._cache.get(key)

@@ -209,15 +209,14 @@ class ColumnInfo:
     encoding: bytes  # serialized Any holding a ColumnEncoding
     pages: Sequence[PageInfo]
     buffers: tuple[BufferRef, ...]
-    lengths: tuple[int, ...] = ()  # every page's rows (from the metadata, without building pages)
-    data_bytes: int = 0  # the bytes of every page's buffers
+    lengths: tuple[int, ...]  # every page's rows (from the metadata, without building pages)
+    data_bytes: int  # the bytes of every page's buffers
 
     @cached_property
     def page_starts(self) -> np.ndarray:
         """Cumulative row offsets: page i covers rows [starts[i], starts[i+1])."""
         # a Python running sum: columns have few pages, and numpy's per-call cost adds up on wide files
-        lengths = self.lengths if len(self.lengths) == len(self.pages) else [p.length for p in self.pages]
-        return np.array(list(accumulate(lengths, initial=0)), dtype=np.int64)
+        return np.array(list(accumulate(self.lengths, initial=0)), dtype=np.int64)
 
     @property
     def num_rows(self) -> int:

@@ -8,7 +8,6 @@ the values of their visible entries as an Arrow array of the leaf's type. The fi
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np

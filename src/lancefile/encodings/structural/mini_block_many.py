@@ -1,0 +1,291 @@
+"""Mini-block pages read many at a time: several pages of one column (a take, a scan over
+consecutive pages) or one page each of several columns (a wide table's columns).
+
+:mod:`.mini_block` decodes one page; the functions here gather what many pages need (their
+chunk metadata, repetition indexes and dictionaries in one batch of requests, their chunks
+in another), decode all chunks in one pass and cut the result back per page or per column,
+so a read pays one page's Python instead of one per page. ``MiniBlockPage.take_pages`` and
+``MiniBlockPage.read_columns`` are these functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ...errors import ChecksumError, CorruptFileError
+from ...io import read_spans
+from .. import kernels
+from ..arrowutil import concat_arrays, validate_values
+from ..compressive import decode_block
+from ..compressive.values import Var
+from .base import EntrySpans, PagePart, select_part, values_to_arrow
+
+__all__ = ["KEEP_DICTIONARY_BYTES", "read_columns", "take_pages"]
+
+# A mini-block page's buffers (see :mod:`.mini_block`): chunk metadata, chunks, dictionary;
+# the repetition index, when there is one, is the last.
+_META, _DATA, _DICT = 0, 1, 2
+# A page's decoded dictionary is kept for the reader's life when it is this small.
+KEEP_DICTIONARY_BYTES = 1 << 20
+
+
+def take_pages(items: list) -> PagePart:
+    """Rows of several pages with one encoding (``batch_key``), decoded in one pass.
+
+    ``items``: ``(decoder, page, page-local selection, first row of the page in the
+    read)``: sorted unique rows (a take) or row ranges (a scan over consecutive pages).
+    The chunks every page needs are fetched in one batch of requests and decoded
+    together, so a read that touches 20 pages pays one page's Python, not 20.
+    """
+    dec0, page0 = items[0][0], items[0][1]
+    leaf = dec0.leaf
+    is_range = items[0][2].is_range
+    _prime(items)
+    at_all, sizes_all, counts_all, first_rows, breaks, wanted = [], [], [], [], [], []
+    for dec, page, local, row0 in items:
+        offsets, sizes, counts, completed, _ = dec.chunks(page)
+        ids = dec._plan(local, page)
+        at_all.append(page.ref(_DATA).position + offsets[ids])
+        brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks begins
+        brk[1:] = np.diff(ids) > 1
+        breaks.append(brk)
+        first_rows.append(row0 + dec.rows_before_chunks(page)[ids])
+        sizes_all.append(sizes[ids])
+        counts_all.append(counts[ids])
+        # a range: its first and last rows (where the page's entries start and end)
+        rows = np.unique(np.array([local.start, local.stop - 1], np.int64)) if is_range else local.indices
+        wanted.append(rows + row0)
+    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
+    data, base = read_spans(page0.layout.source, np.concatenate(at_all), np.concatenate(sizes_all))
+    counts = np.concatenate(counts_all)
+    where = f"{page0.where.split(' page ')[0]} pages {items[0][1].page_index}-{items[-1][1].page_index}"
+    first_row, rows = np.concatenate(first_rows), np.concatenate(wanted)
+    positions = None
+    if not leaf.max_rep:  # entries are values, one per row: known before decoding
+        chunk = np.searchsorted(first_row, rows, side="right") - 1
+        positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
+    try:
+        rep, defs, entries, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts,
+                                                         None if is_range else positions)
+    except CorruptFileError as exc:
+        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+            raise
+        raise CorruptFileError(f"{where}: {exc}") from None
+    if taken:  # the values and levels were cut to the rows already
+        starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
+    elif leaf.max_rep and is_range:
+        starts, lengths = _range_spans(items, rep, entries, first_row, breaks, wanted, where)
+    elif leaf.max_rep:
+        try:
+            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, np.concatenate(breaks), rows)
+        except ValueError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from None
+    else:
+        starts, lengths = positions, np.ones(len(rows), np.int64)
+    spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
+    n_rows = len(rows)
+    if is_range:  # one run of entries, from the first page's first row to the last's last
+        per_item = np.cumsum([0] + [len(w) for w in wanted])
+        item_start = spans.starts[per_item[:-1]]
+        item_end = spans.starts[per_item[1:] - 1] + spans.lengths[per_item[1:] - 1]
+        if np.any(item_end[:-1] != item_start[1:]):
+            raise CorruptFileError(f"{where}: the pages' level entries do not follow each other")
+        a, b = int(item_start[0]), int(item_end[-1])
+        spans = EntrySpans(np.array([a], np.int64), np.array([b - a], np.int64))
+        n_rows = sum(it[2].count for it in items)
+        entry_cuts = np.append(item_start - a, b - a)
+    if not dec0.has_dict:
+        return select_part(rep, defs, values_to_arrow(values, leaf.dtype, page0.where), spans, leaf, n_rows, where)
+    part = select_part(rep, defs, dec0._indices(values, page0), spans, leaf, n_rows, where)
+    # each page has its own dictionary: look its rows up in it
+    if not is_range:
+        row_cuts = np.cumsum([0] + [len(it[2].indices) for it in items])
+        entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
+    if part.defs is None:  # every entry holds a value
+        value_cuts = entry_cuts
+    else:
+        visible = part.defs <= leaf.max_visible
+        value_cuts = np.zeros(len(entry_cuts), np.int64)
+        for k in range(len(items)):
+            value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
+    idx = part.values.to_numpy(zero_copy_only=False)
+    together = _load_dictionaries(items)
+    if together is not None:  # every page's dictionary is a slice of one array: one take
+        whole, firsts, sizes = together
+        per_page = np.diff(value_cuts)
+        if len(sizes) == len(items) and sizes.all() and not np.any(idx >= np.repeat(sizes, per_page)):
+            part.values = whole.take(pa.array(idx.astype(np.int64) + np.repeat(firsts, per_page)))
+            part.validated = True  # gathered from the checked dictionaries
+            return part
+    pieces = []
+    for k, (dec, page, _, _) in enumerate(items):
+        a, b = int(value_cuts[k]), int(value_cuts[k + 1])
+        d = None if part.defs is None else part.defs[entry_cuts[k] : entry_cuts[k + 1]]
+        pieces.append(dec._resolve_dictionary(page, idx[a:b], d))
+    part.values = concat_arrays(pieces, leaf.dtype)
+    part.validated = True  # gathered from the checked dictionaries
+    return part
+
+
+def _prime(items: list) -> None:
+    """Fetch, in one batch of requests, what the pages of ``items`` (``(decoder, page,
+    ...)``) have not read yet and will: chunk metadata, repetition index, dictionary.
+    Each page then finds its buffers in memory instead of asking for them one by one."""
+    pages, refs = [], []
+    for dec, page, *_ in items:
+        n = len(page.page.buffers)
+        wanted = []
+        if dec._chunks is None:
+            wanted.append(_META)
+            if dec.depth:
+                wanted.append(n - 1)
+        if dec.has_dict and dec.loaded_dictionary(page) is None:
+            wanted.append(_DICT)
+        for b in wanted:
+            if b < n:  # a missing buffer is reported where it is read
+                pages.append(page)
+                refs.append(page.ref(b))
+    if len(refs) < 2:
+        return
+    data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], [r.size for r in refs])
+    for page, ref, a in zip(pages, refs, at.tolist()):
+        page.prime(ref, data[a : a + ref.size])
+
+
+def _load_dictionaries(items: list):
+    """Decode the variable-width dictionaries of the pages of ``items`` not loaded yet as
+    one Arrow array (built and validated once), each page keeping its slice of it: a take
+    touching 70 pages pays for one array, not 70.
+
+    Returns ``(array, first item of each page's dictionary in it, items of each)`` so that
+    all lookups can be one ``take`` (the pages loaded before, e.g. the one a scan's
+    previous chunk ended in, are appended: dictionaries are small next to their pages),
+    or None.
+    """
+    todo = [(dec, page) for dec, page, *_ in items if dec.loaded_dictionary(page) is None]
+    if not todo or pa.types.is_dictionary(todo[0][0].leaf.dtype):
+        return None
+    dtype = todo[0][0].leaf.dtype
+    parts, bases, counts = [], [0], []
+    for dec, page in todo:
+        n = int(dec.msg.num_dictionary_items)
+        v = decode_block(dec.msg.dictionary, page.read(_DICT), n, page.where)
+        if not isinstance(v, Var) or v.count != n:
+            return None  # fixed-width items, or a count the page's own load reports
+        parts.append(v)
+        counts.append(n)
+        bases.append(bases[-1] + len(v.data))
+    offsets = np.concatenate([v.offsets[:-1] + b for v, b in zip(parts, bases)] + [np.array([bases[-1]])])
+    where = f"{todo[0][1].where.split(' page ')[0]} pages {todo[0][1].page_index}-{todo[-1][1].page_index}"
+    whole = values_to_arrow(Var(offsets, np.concatenate([v.data for v in parts])), dtype, where)
+    try:
+        validate_values(whole, where)
+    except CorruptFileError:  # name the page whose dictionary is bad
+        at = 0
+        for (_, page), n in zip(todo, counts):
+            validate_values(whole.slice(at, n), f"{page.where}: dictionary")
+            at += n
+        raise
+    at = 0
+    for (dec, page), n in zip(todo, counts):
+        mine = whole.slice(at, n)
+        at += n
+        page.cached("dictionary", lambda mine=mine: mine)
+        if mine.nbytes <= KEEP_DICTIONARY_BYTES:
+            dec._dictionary = mine
+    if len(todo) != len(items):
+        dicts = [dec.loaded_dictionary(page) for dec, page, *_ in items]
+        if any(d is None or d.type != dtype for d in dicts):
+            return None
+        whole = pa.concat_arrays(dicts)
+        counts = [len(d) for d in dicts]
+    sizes = np.asarray(counts, np.int64)
+    return whole, np.cumsum(sizes) - sizes, sizes
+
+
+def read_columns(items: list) -> list[PagePart]:
+    """Rows of one page each of several columns, decoded in one pass.
+
+    ``items``: ``(decoder, page, page-local selection)``, all ranges or all takes, every decoder with the same
+    ``batch_key`` (the same encoding but for counts), no lists and no dictionary: a
+    wide table's columns. Their chunk metadata comes in one batch of requests, their
+    chunks in another, and one decode serves them all, so a read of 1,000 columns pays
+    one column's Python for the decoding, not 1,000. A part per item, in order.
+    """
+    dec0, page0 = items[0][0], items[0][1]
+    leaf = dec0.leaf
+    source = page0.layout.source
+    _prime(items)
+    is_range = items[0][2].is_range
+    at_all, sizes_all, counts_all, picks = [], [], [], []
+    base_entry = 0  # entries of the chunks gathered so far
+    for dec, page, local in items:
+        offsets, sizes, counts, _, _ = dec.chunks(page)
+        first = dec.rows_before_chunks(page)
+        if is_range:
+            c0 = int(np.searchsorted(first, local.start, side="right")) - 1
+            ids = np.arange(c0, int(np.searchsorted(first, local.stop - 1, side="right")))
+            picks.append(base_entry + local.start - int(first[c0]))  # where its rows start
+        else:  # the chunks holding the rows, and each row's entry among them
+            idx = local.indices
+            chunk_of = np.searchsorted(first, idx, side="right") - 1
+            ids, inverse = np.unique(chunk_of, return_inverse=True)
+            before = np.cumsum(counts[ids]) - counts[ids]
+            picks.append(base_entry + before[inverse] + idx - first[chunk_of])
+        at_all.append(page.ref(_DATA).position + offsets[ids])
+        sizes_all.append(sizes[ids])
+        counts_all.append(counts[ids])
+        base_entry += int(counts_all[-1].sum())
+    data, base = read_spans(source, np.concatenate(at_all), np.concatenate(sizes_all))
+    counts = np.concatenate(counts_all)
+    where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
+    positions = None if is_range else np.concatenate(picks)
+    try:
+        _, defs, _, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts, positions)
+    except CorruptFileError as exc:
+        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+            raise
+        raise CorruptFileError(f"{where}: {exc}") from None
+    arr = values_to_arrow(values, leaf.dtype, where)
+    if taken:  # the values (and levels) at the positions, in order
+        if len(arr) != len(positions):
+            raise CorruptFileError(f"{where}: {len(arr)} values for {len(positions)} rows")
+    else:
+        if len(arr) != base_entry or (defs is not None and len(defs) != base_entry):
+            raise CorruptFileError(f"{where}: {len(arr)} values for {base_entry} level entries")
+        if positions is not None:
+            arr = arr.take(pa.array(positions))
+            defs = None if defs is None else defs[positions]
+    parts = []
+    at = 0
+    for (_, _, local), pick in zip(items, picks):
+        a, n = (int(pick), local.count) if is_range else (at, local.count)
+        at += n
+        parts.append(PagePart(None, None if defs is None else defs[a : a + n], arr.slice(a, n), n))
+    return parts
+
+
+def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
+    """Entry spans of each page's first and last wanted rows (``wanted``), for a range over
+    consecutive pages. A page read whole spans all its decoded entries; only the first and
+    last pages of the range, read in part, are searched for their rows."""
+    n_chunks = np.cumsum([0] + [len(b) for b in breaks])
+    at = np.concatenate([[0], np.cumsum(entries)])[n_chunks]  # each page's entries in the run
+    starts, lengths = [], []
+    for k, (dec, _, local, _) in enumerate(items):
+        lo, hi = int(at[k]), int(at[k + 1])
+        if local.start == 0 and local.stop == dec.rows:  # the last wanted row ends the page
+            m = len(wanted[k])
+            starts.append(np.full(m, lo, np.int64))
+            lengths.append(np.append(np.zeros(m - 1, np.int64), hi - lo))
+            continue
+        c0, c1 = n_chunks[k], n_chunks[k + 1]
+        try:
+            s, n = kernels.row_spans(rep[lo:hi], dec.leaf.max_rep, entries[c0:c1], first_row[c0:c1], breaks[k],
+                                     wanted[k])
+        except ValueError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from None
+        starts.append(s + lo)
+        lengths.append(n)
+    return np.concatenate(starts), np.concatenate(lengths)
