@@ -80,6 +80,24 @@ def test_fastlanes_width_edges(dtype):
     np.testing.assert_array_equal(k.fastlanes_unpack(k.fastlanes_pack(v, 1), 1, 2048, dtype), v & 1)
 
 
+@pytest.mark.parametrize("dtype", UINTS)
+def test_fastlanes_every_width_matches_py(dtype):
+    # The compiled loops run over slices and branch on word crossings per row: every width
+    # of every word size, two chunks (the second's words start after the first's), against
+    # the plain twin, with bits above the width set in the input.
+    bits = np.dtype(dtype).itemsize * 8
+    v = _random_uints(11, 2048, dtype, bits)
+    for width in range(bits + 1):
+        packed = k.fastlanes_pack(v, width)
+        wpc = k.fastlanes_words_per_chunk(width, bits)
+        for c in range(2):
+            chunk = v[c * 1024 : (c + 1) * 1024]
+            np.testing.assert_array_equal(packed[c * wpc : (c + 1) * wpc], k.fastlanes_pack_py(chunk, width))
+        low = v & dtype((1 << width) - 1) if width < bits else v
+        np.testing.assert_array_equal(k.fastlanes_unpack(packed, width, 2048, dtype), low)
+        np.testing.assert_array_equal(k.fastlanes_unpack_py(packed[:wpc], width, 1024, dtype), low[:1024])
+
+
 def test_fastlanes_unpack_signed_view():
     v = np.arange(-512, 512, dtype=np.int16)
     packed = k.fastlanes_pack(v, 16)

@@ -18,7 +18,8 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``bss``: byte-stream-split.
 * ``bitmap``: LSB-first bitmaps.
 * ``fullzip``: splitting full-zip pages into control words and values, and zipping them.
-* ``gather``: many byte ranges copied into one array, and back out (``scatter``).
+* ``gather``: many byte ranges copied into one array, and back out (``scatter``); indices
+  into several pages' dictionaries laid end to end (``page_indices``).
 * ``minmax``: smallest and largest byte string of runs of rows (column statistics).
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
@@ -87,6 +88,7 @@ from .fsst import (
 )
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
+from .gather import page_indices
 from .gather import scatter as scatter_bytes
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks, row_spans
@@ -112,7 +114,7 @@ __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
 __all__ += levels.__all__
-__all__ += ["gather_bytes", "scatter_bytes", "binary_minmax_rows"]
+__all__ += ["gather_bytes", "scatter_bytes", "page_indices", "binary_minmax_rows"]
 __all__ += bss.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__

@@ -67,18 +67,17 @@ def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:
 def _fl_unpack_one(words, base, W, T, out, obase):
     # 1024 values packed at width W from words[base:] -> out[obase : obase + 1024].
     # Rows outside, lanes inside: per row the source word and shift are constant, so the
-    # lane loop is a contiguous, vectorisable copy.
+    # lane loop is a contiguous copy. The loops run over slices (o, w, w2), not offsets into
+    # the whole arrays: LLVM then vectorises them (3-6x faster per value, measured).
     lanes = 1024 // T
     if W == 0:
-        for i in range(1024):
-            out[obase + i] = 0
+        out[obase : obase + 1024] = 0
         return
     if W == T:
         for row in range(T):
             dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
             src = base + lanes * row
-            for lane in range(lanes):
-                out[dst + lane] = words[src + lane]
+            out[dst : dst + lanes] = words[src : src + lanes]
         return
     mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
     for row in range(T):
@@ -87,16 +86,17 @@ def _fl_unpack_one(words, base, W, T, out, obase):
         s = bit - k * T
         dst = obase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
         src = base + lanes * k
+        o = out[dst : dst + lanes]
+        w = words[src : src + lanes]
         sh = np.uint64(s)
         if s + W <= T:
             for lane in range(lanes):
-                out[dst + lane] = (np.uint64(words[src + lane]) >> sh) & mask
+                o[lane] = (np.uint64(w[lane]) >> sh) & mask
         else:
             sh2 = np.uint64(T - s)
-            src2 = src + lanes
+            w2 = words[src + lanes : src + 2 * lanes]
             for lane in range(lanes):
-                v = (np.uint64(words[src + lane]) >> sh) | (np.uint64(words[src2 + lane]) << sh2)
-                out[dst + lane] = v & mask
+                o[lane] = ((np.uint64(w[lane]) >> sh) | (np.uint64(w2[lane]) << sh2)) & mask
 
 
 @_helper
@@ -120,43 +120,51 @@ def _k_fl_unpack(words, word_starts, widths, T, out):
         _fl_unpack(words, word_starts[c], widths[c], T, out, c * 1024)
 
 
+@_helper
+def _fl_pack_one(values, ibase, W, T, out, base):
+    # Inverse of _fl_unpack_one: values[ibase : ibase + 1024] packed at width W into
+    # out[base:], which must be zeroed. Loops over slices, as there, so they vectorise.
+    lanes = 1024 // T
+    if W == 0:
+        return
+    if W == T:
+        for row in range(T):
+            src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+            dst = base + lanes * row
+            out[dst : dst + lanes] = values[src : src + lanes]
+        return
+    mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
+    tmask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - T)
+    for row in range(T):
+        bit = row * W
+        k = bit // T
+        s = bit - k * T
+        src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
+        dst = base + lanes * k
+        v = values[src : src + lanes]
+        o = out[dst : dst + lanes]
+        sh = np.uint64(s)
+        for lane in range(lanes):
+            o[lane] = np.uint64(o[lane]) | (((np.uint64(v[lane]) & mask) << sh) & tmask)
+        if s + W > T:
+            sh2 = np.uint64(T - s)
+            o2 = out[dst + lanes : dst + 2 * lanes]
+            for lane in range(lanes):
+                o2[lane] = np.uint64(o2[lane]) | ((np.uint64(v[lane]) & mask) >> sh2)
+
+
 @_Kernel
 def _k_fl_pack(values, word_starts, widths, T, out):
-    # Inverse of _k_fl_unpack; ``out`` must be zeroed.
-    lanes = 1024 // T
-    tmask = np.uint64(0xFFFFFFFFFFFFFFFF) >> np.uint64(64 - T)
+    # Inverse of _k_fl_unpack; ``out`` must be zeroed. T as a literal, as in _fl_unpack.
     for c in range(widths.shape[0]):
-        W = widths[c]
-        base = word_starts[c]
-        ibase = c * 1024
-        if W == 0:
-            continue
-        if W == T:
-            for row in range(T):
-                src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
-                dst = base + lanes * row
-                for lane in range(lanes):
-                    out[dst + lane] = values[src + lane]
-            continue
-        mask = (np.uint64(1) << np.uint64(W)) - np.uint64(1)
-        for row in range(T):
-            bit = row * W
-            k = bit // T
-            s = bit - k * T
-            src = ibase + _FL_ORDER[row >> 3] * 16 + (row & 7) * 128
-            dst = base + lanes * k
-            sh = np.uint64(s)
-            if s + W <= T:
-                for lane in range(lanes):
-                    v = np.uint64(values[src + lane]) & mask
-                    out[dst + lane] = np.uint64(out[dst + lane]) | ((v << sh) & tmask)
-            else:
-                sh2 = np.uint64(T - s)
-                dst2 = dst + lanes
-                for lane in range(lanes):
-                    v = np.uint64(values[src + lane]) & mask
-                    out[dst + lane] = np.uint64(out[dst + lane]) | ((v << sh) & tmask)
-                    out[dst2 + lane] = np.uint64(out[dst2 + lane]) | (v >> sh2)
+        if T == 64:
+            _fl_pack_one(values, c * 1024, widths[c], 64, out, word_starts[c])
+        elif T == 32:
+            _fl_pack_one(values, c * 1024, widths[c], 32, out, word_starts[c])
+        elif T == 16:
+            _fl_pack_one(values, c * 1024, widths[c], 16, out, word_starts[c])
+        else:
+            _fl_pack_one(values, c * 1024, widths[c], 8, out, word_starts[c])
 
 
 def _unpack_chunks(words: np.ndarray, word_starts: np.ndarray, widths: np.ndarray, dtype) -> np.ndarray:

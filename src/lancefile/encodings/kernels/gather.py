@@ -12,7 +12,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _Kernel, empty
 
-__all__ = ["gather", "scatter"]
+__all__ = ["gather", "scatter", "page_indices"]
 
 # Below this many ranges, numpy slicing is cheaper than entering the compiled loop.
 _FEW = 32
@@ -63,3 +63,33 @@ def scatter(data, starts, lengths, out: np.ndarray, dest) -> None:
     dest = np.ascontiguousarray(dest, dtype=np.int64).reshape(-1)
     if len(starts):
         _k_scatter(raw, starts, lengths, out, dest)
+
+
+@_Kernel
+def _k_page_indices(idx, cuts, firsts, sizes, out):
+    for k in range(cuts.shape[0] - 1):
+        first = firsts[k]
+        size = sizes[k]
+        for i in range(cuts[k], cuts[k + 1]):
+            v = np.int64(idx[i])
+            if v < 0 or v >= size:
+                return i
+            out[i] = v + first
+    return -1
+
+
+def page_indices(idx: np.ndarray, cuts: np.ndarray, firsts: np.ndarray, sizes: np.ndarray) -> np.ndarray | None:
+    """Indices into several pages' dictionaries laid end to end: ``idx[cuts[k]:cuts[k+1]]``
+    index page k's dictionary of ``sizes[k]`` items, which starts at ``firsts[k]``.
+
+    Returns the shifted int64 indices, or None when one is outside its page's dictionary
+    (the caller then finds and names the page). E.g. ``idx [1, 0, 2]``, ``cuts [0, 1, 3]``,
+    ``firsts [0, 4]``, ``sizes [4, 3]`` gives ``[1, 4, 6]``.
+    """
+    cuts = np.ascontiguousarray(cuts, dtype=np.int64)
+    if len(cuts) != len(firsts) + 1 or len(sizes) != len(firsts) or cuts[0] != 0 or cuts[-1] != len(idx):
+        raise ValueError("cuts must run from 0 to len(idx), one more than the pages")
+    out = empty(len(idx), np.int64)
+    bad = _k_page_indices(np.ascontiguousarray(idx), cuts, np.ascontiguousarray(firsts, dtype=np.int64),
+                          np.ascontiguousarray(sizes, dtype=np.int64), out)
+    return None if bad >= 0 else out

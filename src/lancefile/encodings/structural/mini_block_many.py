@@ -113,9 +113,9 @@ def take_pages(items: list) -> PagePart:
     together = _load_dictionaries(items)
     if together is not None:  # every page's dictionary is a slice of one array: one take
         whole, firsts, sizes = together
-        per_page = np.diff(value_cuts)
-        if len(sizes) == len(items) and sizes.all() and not np.any(idx >= np.repeat(sizes, per_page)):
-            part.values = whole.take(pa.array(idx.astype(np.int64) + np.repeat(firsts, per_page)))
+        shifted = kernels.page_indices(idx, value_cuts, firsts, sizes) if len(sizes) == len(items) else None
+        if shifted is not None:
+            part.values = whole.take(pa.array(shifted))
             part.validated = True  # gathered from the checked dictionaries
             return part
     pieces = []
