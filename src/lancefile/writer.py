@@ -282,6 +282,18 @@ def _warn_stored_types(schema: pa.Schema) -> None:
             break
 
 
+def _value_bytes(t: pa.DataType) -> int:
+    """Bytes a value for a type held in one buffer of whole-byte values (0 for the others):
+    an array of it without a validity buffer takes ``len * that`` bytes, as Arrow's nbytes says."""
+    if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)):
+        return 0
+    try:
+        bits = t.bit_width
+    except ValueError:
+        return 0
+    return bits // 8 if bits % 8 == 0 else 0
+
+
 def _has_extension(t: pa.DataType) -> bool:
     if isinstance(t, pa.BaseExtensionType):
         return True
@@ -423,6 +435,10 @@ class LanceFileWriter:
                            checksums=self._checksums)
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
+        # bytes a value of the columns whose size is their length times it (when they have no
+        # validity buffer); 0: ask Arrow (nbytes costs ~2 us a call: 1,000 columns of 12 batches)
+        self._value_bytes = [_value_bytes(schema.field(i).type) if i not in self._storage_types else 0
+                             for i in range(len(schema))]
         for data in self._pending_global:
             self._global_refs.append(self._sink.write_buffer(data))
         self._pending_global = []
@@ -457,7 +473,8 @@ class LanceFileWriter:
                 if i in self._storage_types:
                     col = col.cast(self._storage_types[i])
                 self._pending[i].append(col)
-                self._pending_bytes[i] += col.nbytes
+                w = self._value_bytes[i]
+                self._pending_bytes[i] += len(col) * w if w and col.buffers()[0] is None else col.nbytes
                 if self._pending_bytes[i] >= self.options.data_cache_bytes:
                     due.append(i)
             self._flush_fields(due)

@@ -368,3 +368,22 @@ def test_inline_bitpacking_take_chunks_checks_its_input():
         k.inline_bitpacking_take_chunks(buf[:600], 32, [0], [2000], [600], [0])
     with pytest.raises(CorruptFileError, match="whole 32-bit words"):
         k.inline_bitpacking_take_chunks(buf, 32, [2], [2000], [len(buf) - 4], [0])
+
+
+@pytest.mark.parametrize("dtype", UINTS)
+def test_chunk_bit_widths_short_tail_and_stop(dtype):
+    from lancefile.encodings.kernels.fastlanes import _chunk_bit_widths
+
+    bits = np.dtype(dtype).itemsize * 8
+    v = np.zeros(2500, dtype)  # chunks of 1024, 1024 and a 452-value tail
+    v[5] = 3
+    v[1024 + 7] = dtype(1) << dtype(bits - 1)
+    v[2048 + 451] = 1 << 4
+    assert _chunk_bit_widths(v).tolist() == [2, bits, 5]
+    # the widths stop at the first group of `stop_at` bits or more
+    assert _chunk_bit_widths(v, stop_at=bits).tolist() == [2, bits]
+    assert _chunk_bit_widths(v, stop_at=2).tolist() == [2]
+    assert _chunk_bit_widths(v[:0]).size == 0
+    # the same as padding the tail with zeros
+    padded = np.concatenate([v, np.zeros(3072 - 2500, dtype)])
+    assert _chunk_bit_widths(padded).tolist() == [2, bits, 5]

@@ -29,7 +29,7 @@ from ...errors import UnsupportedTypeError
 from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import PROTO_BY_SCHEME, compress_buffer
-from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths, _pad_to_chunks
+from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
 from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
@@ -214,14 +214,13 @@ def _rle_miniblock(words: np.ndarray) -> MiniChunks:
 
 def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     T = words.dtype.itemsize * 8
-    padded = _pad_to_chunks(words)
-    widths = _chunk_bit_widths(padded)
+    widths = _chunk_bit_widths(words, stop_at=T)  # stops at the first group that does not shrink
     sizes = T // 8 + FASTLANES_CHUNK * widths // 8
     # as the reference: only when every group packs below its width and the page shrinks
     # (padding the last group to 1024 values can cost more than packing saves)
-    if int(widths.max()) >= T or int(sizes.sum()) >= words.size * (T // 8):
+    if not len(widths) or int(widths[-1]) >= T or int(sizes.sum()) >= words.size * (T // 8):
         return None
-    buf = kernels.inline_bitpacking_pack(padded, widths).view(np.uint8)  # padded once, not twice
+    buf = kernels.inline_bitpacking_pack(words, widths).view(np.uint8)
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
     return MiniChunks(enc, counts, [Buffers(buf, sizes)])

@@ -43,12 +43,36 @@ def fastlanes_words_per_chunk(width: int, bits: int) -> int:
     return FASTLANES_CHUNK * int(width) // int(bits)
 
 
-def _chunk_bit_widths(arr: np.ndarray) -> np.ndarray:
-    """Bit width of each 1024-value chunk of a zero-padded 1-D unsigned array."""
-    x = np.bitwise_or.reduce(arr.reshape(-1, FASTLANES_CHUNK), axis=1).astype(np.uint64)
-    for shift in (1, 2, 4, 8, 16, 32):  # smear the top bit down: the width is then the bit count
-        x |= x >> np.uint64(shift)
-    return np.bitwise_count(x).astype(np.int64)
+@_Kernel
+def _k_chunk_widths(arr, stop_at, out):
+    # out[c] = bit width of arr[c*1024 : (c+1)*1024] (the last chunk may be short). Returns
+    # the chunks done: it stops after the first whose width reaches stop_at.
+    n = arr.shape[0]
+    for c in range(out.shape[0]):
+        seg = arr[c * 1024 : min(n, (c + 1) * 1024)]
+        acc = np.uint64(0)
+        for i in range(seg.shape[0]):
+            acc |= np.uint64(seg[i])
+        w = 0
+        while acc:
+            acc >>= np.uint64(1)
+            w += 1
+        out[c] = w
+        if w >= stop_at:
+            return c + 1
+    return out.shape[0]
+
+
+def _chunk_bit_widths(arr: np.ndarray, stop_at: int = 65) -> np.ndarray:
+    """Bit width of each 1024-value chunk of a 1-D unsigned array (the last chunk may be
+    short: padding it with zeros would not change its width), in one pass and no copy.
+
+    With ``stop_at``, the widths end at the first chunk that needs ``stop_at`` bits or more
+    (a caller that only packs when every chunk shrinks need not look further).
+    """
+    out = empty(-(-arr.size // FASTLANES_CHUNK), np.int64)
+    done = _k_chunk_widths(arr, stop_at, out) if out.size else 0
+    return out[:done]
 
 
 def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:
