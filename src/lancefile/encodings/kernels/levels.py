@@ -251,12 +251,17 @@ def expand_list(expand, first_item, counts, marker, dead, kind, cont: int):
 
 @_Kernel
 def _k_map_levels(levels, lut, out):
+    # The check first, then the lookups: two branch-free loops, which LLVM vectorises.
     top = lut.shape[0]
+    hi = 0
     for i in range(levels.shape[0]):
-        v = levels[i]
-        if v >= top:
-            return i
-        out[i] = lut[v]
+        hi = max(hi, np.int64(levels[i]))
+    if hi >= top:
+        for i in range(levels.shape[0]):
+            if levels[i] >= top:
+                return i
+    for i in range(levels.shape[0]):
+        out[i] = lut[levels[i]]
     return -1
 
 

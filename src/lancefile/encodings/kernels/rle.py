@@ -122,8 +122,7 @@ def _k_rle_blocks(data, starts, sizes, counts, w, out):
             for k in range(w):
                 v |= np.int64(data[vals + r * w + k]) << (8 * k)
             take = min(np.int64(data[lens + r]), left)
-            for i in range(take):
-                out[pos + i] = v
+            out[pos : pos + take] = v  # a slice fill: vectorised, unlike a loop over out
             pos += take
             left -= take
             r += 1
