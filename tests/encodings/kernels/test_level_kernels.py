@@ -75,3 +75,27 @@ def test_row_spans_name_a_row_that_is_not_there():
     rep = np.array([1, 0, 1, 1], np.uint16)  # rows of 2, 1 and 1 entries
     with pytest.raises(ValueError, match="row 5"):
         kernels.row_spans(rep, 1, np.array([4]), np.array([0]), np.array([True]), np.array([1, 5]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.uint16, st.integers(0, 300), elements=st.integers(0, 3)), st.integers(1, 3), st.integers(0, 4),
+       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))
+def test_list_layer_matches_numpy(rep, depth, base, with_defs, every_entry, seed):
+    # children: entries with rep >= depth - 1 defined through the list (def <= base); a list's
+    # offset: the children before its first entry
+    rng = np.random.default_rng(seed)
+    defs = rng.integers(0, 6, len(rep)).astype(np.uint16) if with_defs else None
+    child = rep >= depth - 1
+    if defs is not None:
+        child &= defs <= base
+    before = np.concatenate([[0], np.cumsum(child)])
+    slots = None if every_entry else np.flatnonzero(rng.random(len(rep)) < 0.4)
+    children, offsets = kernels.list_layer(rep, defs, depth, base, slots)
+    assert children.tolist() == np.flatnonzero(child).tolist()
+    at = np.arange(len(rep)) if slots is None else slots
+    assert offsets.tolist() == before[at].tolist() + [int(child.sum())]
+
+
+def test_list_layer_refuses_list_starts_past_the_entries():
+    with pytest.raises(ValueError, match="outside the 3 level entries"):
+        kernels.list_layer(np.zeros(3, np.uint16), None, 1, 0, np.array([0, 3]))
