@@ -126,3 +126,27 @@ def test_leaves_of_alike_types_keep_their_own_types(tmp_path):
     want = reference_reader(p).read_range(100, 3000).to_table()  # Lance names every fsl child "item"
     assert got.schema == want.schema and got.equals(want)
     assert [f.type for f in got.schema][:6] == [f.type for f in t.schema][:6]
+
+
+@pytest.mark.parametrize("damage", ["chunk past the buffer", "counts past the page"])
+def test_damaged_chunk_metadata_among_columns_read_together_is_named(tmp_path, damage):
+    # the columns' chunk metadata is parsed in one pass; a page failing its checks is left to
+    # its own parse, which names it
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(20_000) for i in range(6)})
+    p = tmp_path / "w.lance"
+    reference_write(t, p, version="2.2")
+    meta = lancefile.LanceFileReader(p)._layout.column(3).pages[0].buffers[0]
+    raw = bytearray(p.read_bytes())
+    word = int.from_bytes(raw[meta.position : meta.position + 2], "little")
+    if damage == "chunk past the buffer":
+        word = 0xFFF0 | (word & 0xF)  # the first chunk: 4096 x 8 bytes
+    else:
+        word |= 0xF  # the first chunk: 32768 values, more than the page holds
+    raw[meta.position : meta.position + 2] = word.to_bytes(2, "little")
+    p.write_bytes(bytes(raw))
+    rows = lancefile.LanceFileReader(p)._layout.column(3).pages[0].length
+    with pytest.raises(CorruptFileError, match=r"column 3 page 0"):  # rows of every column's first page
+        lancefile.LanceFileReader(p).read_range(0, min(rows, 100)).to_table()
+    # the other columns still read
+    assert lancefile.LanceFileReader(p, columns=["c2", "c4"]).read_range(0, 20_000).to_table().equals(
+        t.select(["c2", "c4"]))

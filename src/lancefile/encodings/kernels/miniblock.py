@@ -13,7 +13,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _helper, _Kernel, empty
 
-__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_plain_values", "miniblock_plain_take"]
+__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_chunk_words_many", "miniblock_plain_values", "miniblock_plain_take"]
 
 
 @_Kernel
@@ -103,6 +103,42 @@ def miniblock_chunk_words(raw, word: int, num_items: int):
     n = len(words)
     offsets, sizes, counts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     _k_chunk_words(words, num_items, offsets, sizes, counts)
+    return offsets, sizes, counts
+
+
+@_Kernel
+def _k_chunk_words_many(words, page_words, num_items, offsets, sizes, counts):
+    # _k_chunk_words for pages back to back: page k has page_words[k] words (chunks);
+    # offsets restart at 0 on each page, its last chunk holds the rest of num_items[k].
+    c = 0
+    for k in range(page_words.shape[0]):
+        pos = 0
+        before = 0
+        n = page_words[k]
+        for i in range(n):
+            w = np.int64(words[c + i])
+            sizes[c + i] = ((w >> 4) + 1) * 8
+            offsets[c + i] = pos
+            pos += sizes[c + i]
+            counts[c + i] = np.int64(1) << (w & 0xF)
+            if i < n - 1:
+                before += counts[c + i]
+        if n:
+            counts[c + n - 1] = num_items[k] - before
+        c += n
+
+
+def miniblock_chunk_words_many(words: np.ndarray, page_words, num_items):
+    """:func:`miniblock_chunk_words` of many pages in one pass: ``words`` holds their
+    chunk-metadata words back to back, ``page_words[k]`` of them page k's. Returns flat
+    ``(offsets, sizes, counts)`` (offsets from each page's own start)."""
+    page_words = np.ascontiguousarray(page_words, dtype=np.int64)
+    num_items = np.ascontiguousarray(num_items, dtype=np.int64)
+    n = int(page_words.sum())
+    if n != len(words) or page_words.shape != num_items.shape:
+        raise ValueError("page_words must add up to the words, one per page with num_items")
+    offsets, sizes, counts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    _k_chunk_words_many(words, page_words, num_items, offsets, sizes, counts)
     return offsets, sizes, counts
 
 

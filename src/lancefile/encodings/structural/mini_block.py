@@ -37,15 +37,12 @@ from ..arrowutil import validate_values
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
-from .mini_block_many import _DATA, _DICT, _META, KEEP_DICTIONARY_BYTES, read_columns, take_pages
+from .mini_block_many import (_DATA, _DICT, _META, KEEP_DICTIONARY_BYTES, MAX_CHUNK_VALUES, MAX_PAGE_ITEMS,
+                              read_columns, take_pages)
 from .repdef import def_mapping, map_defs
 
 __all__ = ["MiniBlockPage"]
 
-# A chunk's value count is a power of two of at most 2**15 (4 bits of log2), the last chunk's
-# the remainder; neither can exceed the u16 level count of a chunk.
-MAX_CHUNK_VALUES = 1 << 16
-MAX_PAGE_ITEMS = 1 << 48
 _HEADER_ALIGN = 8
 
 
@@ -111,6 +108,7 @@ class MiniBlockPage(PageLayoutBase):
         self._rows_before = None
         self._first_rows = None
         self._dictionary = None
+        self._chunk_table = None
 
     # -- chunk metadata ------------------------------------------------------------------
     def _buffers_needed(self) -> int:

@@ -16,18 +16,22 @@ import pyarrow as pa
 from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
-from ..arrowutil import concat_arrays, validate_values
+from ..arrowutil import concat_arrays, range_indices, validate_values
 from ..compressive import decode_block
 from ..compressive.values import Var
 from .base import EntrySpans, PagePart, select_part, values_to_arrow
 
-__all__ = ["KEEP_DICTIONARY_BYTES", "read_columns", "take_pages"]
+__all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "read_columns", "take_pages"]
 
 # A mini-block page's buffers (see :mod:`.mini_block`): chunk metadata, chunks, dictionary;
 # the repetition index, when there is one, is the last.
 _META, _DATA, _DICT = 0, 1, 2
 # A page's decoded dictionary is kept for the reader's life when it is this small.
 KEEP_DICTIONARY_BYTES = 1 << 20
+# A chunk's value count is a power of two of at most 2**15 (4 bits of log2), the last chunk's
+# the remainder; neither can exceed the u16 level count of a chunk.
+MAX_CHUNK_VALUES = 1 << 16
+MAX_PAGE_ITEMS = 1 << 48
 
 
 def take_pages(items: list) -> PagePart:
@@ -209,61 +213,134 @@ def read_columns(items: list) -> list[PagePart]:
 
     ``items``: ``(decoder, page, page-local selection)``, all ranges or all takes, every decoder with the same
     ``batch_key`` (the same encoding but for counts), no lists and no dictionary: a
-    wide table's columns. Their chunk metadata comes in one batch of requests, their
-    chunks in another, and one decode serves them all, so a read of 1,000 columns pays
+    wide table's columns. Their chunk metadata comes in one batch of requests and is parsed
+    in one pass, their chunks come in another, the chunks each column needs are found for
+    all columns at once, and one decode serves them all, so a read of 1,000 columns pays
     one column's Python for the decoding, not 1,000. A part per item, in order.
     """
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     source = page0.layout.source
-    _prime(items)
+    table = _chunk_table(items)
     is_range = items[0][2].is_range
-    at_all, sizes_all, counts_all, picks = [], [], [], []
-    base_entry = 0  # entries of the chunks gathered so far
-    for dec, page, local in items:
-        offsets, sizes, counts, _, _ = dec.chunks(page)
-        first = dec.rows_before_chunks(page)
-        if is_range:
-            c0 = int(np.searchsorted(first, local.start, side="right")) - 1
-            ids = np.arange(c0, int(np.searchsorted(first, local.stop - 1, side="right")))
-            picks.append(base_entry + local.start - int(first[c0]))  # where its rows start
-        else:  # the chunks holding the rows, and each row's entry among them
-            idx = local.indices
-            chunk_of = np.searchsorted(first, idx, side="right") - 1
-            ids, inverse = np.unique(chunk_of, return_inverse=True)
-            before = np.cumsum(counts[ids]) - counts[ids]
-            picks.append(base_entry + before[inverse] + idx - first[chunk_of])
-        at_all.append(page.ref(_DATA).position + offsets[ids])
-        sizes_all.append(sizes[ids])
-        counts_all.append(counts[ids])
-        base_entry += int(counts_all[-1].sum())
-    data, base = read_spans(source, np.concatenate(at_all), np.concatenate(sizes_all))
-    counts = np.concatenate(counts_all)
+    key, first, item_of = table.key, table.first, table.item_of
+    if is_range:
+        lo = np.fromiter((local.start for _, _, local in items), np.int64, len(items))
+        hi = np.fromiter((local.stop for _, _, local in items), np.int64, len(items))
+        c0 = np.searchsorted(key, table.base + lo, side="right") - 1
+        c1 = np.searchsorted(key, table.base + hi - 1, side="right")
+        ids = range_indices(c0, c1 - c0)
+        counts = table.counts[ids]
+        entry0 = np.cumsum(counts) - counts  # each chunk's first entry in the decode
+        picks = entry0[np.cumsum(c1 - c0) - (c1 - c0)] + lo - first[c0]  # where each column's rows start
+    else:  # the chunks holding the rows, and each row's entry among them
+        idx = np.concatenate([local.indices for _, _, local in items])
+        owner = np.repeat(table.base, [len(local.indices) for _, _, local in items])
+        chunk_of = np.searchsorted(key, owner + idx, side="right") - 1
+        ids, inverse = np.unique(chunk_of, return_inverse=True)
+        counts = table.counts[ids]
+        picks = (np.cumsum(counts) - counts)[inverse] + idx - first[chunk_of]
+    sizes = table.sizes[ids]
+    data, base = read_spans(source, table.data_at[item_of[ids]] + table.offsets[ids], sizes)
     where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
-    positions = None if is_range else np.concatenate(picks)
+    positions = None if is_range else picks
     try:
-        _, defs, _, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts, positions)
+        _, defs, _, values, taken = dec0._decode(page0, data, base, sizes, counts, positions)
     except CorruptFileError as exc:
         if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
             raise
         raise CorruptFileError(f"{where}: {exc}") from None
     arr = values_to_arrow(values, leaf.dtype, where)
+    total = int(counts.sum())
     if taken:  # the values (and levels) at the positions, in order
         if len(arr) != len(positions):
             raise CorruptFileError(f"{where}: {len(arr)} values for {len(positions)} rows")
     else:
-        if len(arr) != base_entry or (defs is not None and len(defs) != base_entry):
-            raise CorruptFileError(f"{where}: {len(arr)} values for {base_entry} level entries")
+        if len(arr) != total or (defs is not None and len(defs) != total):
+            raise CorruptFileError(f"{where}: {len(arr)} values for {total} level entries")
         if positions is not None:
             arr = arr.take(pa.array(positions))
             defs = None if defs is None else defs[positions]
     parts = []
     at = 0
-    for (_, _, local), pick in zip(items, picks):
-        a, n = (int(pick), local.count) if is_range else (at, local.count)
+    for (_, _, local), pick in zip(items, picks.tolist() if is_range else picks):
+        a, n = (pick, local.count) if is_range else (at, local.count)
         at += n
         parts.append(PagePart(None, None if defs is None else defs[a : a + n], arr.slice(a, n), n))
     return parts
+
+
+class _ChunkTable:
+    """The chunks of several pages (one each of several columns), flat: per chunk its
+    offset and size in its page's chunk buffer, its values, the page's rows before it and
+    its item; per item the page's chunk buffer position and ``base``, added to a row so
+    that one sorted ``key`` (``base + first``) finds any item's rows with one search."""
+
+    __slots__ = ("decoders", "offsets", "sizes", "counts", "first", "item_of", "data_at", "base", "key")
+
+    def __init__(self, items: list) -> None:
+        self.decoders = tuple(dec for dec, *_ in items)
+        chunks = [dec.chunks(page) for dec, page, *_ in items]
+        per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
+        self.offsets = np.concatenate([c[0] for c in chunks])
+        self.sizes = np.concatenate([c[1] for c in chunks])
+        self.counts = np.concatenate([c[2] for c in chunks])
+        self.item_of = np.repeat(np.arange(len(items)), per)
+        before = np.cumsum(self.counts) - self.counts  # values before each chunk, all pages
+        page_start = before[np.minimum(np.cumsum(per) - per, len(before) - 1)] if len(before) else per
+        self.first = before - np.repeat(page_start, per)  # rows before it in its own page
+        self.data_at = np.fromiter((page.ref(_DATA).position for _, page, *_ in items), np.int64, len(items))
+        rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
+        self.base = np.cumsum(rows + 1) - (rows + 1)  # item k's rows map to [base[k], base[k] + rows[k]]
+        self.key = self.base[self.item_of] + self.first
+
+
+def _chunk_table(items: list) -> _ChunkTable:
+    """The pages' :class:`_ChunkTable`: made once for a set of pages (a scan's batches reuse
+    it), the chunk metadata of pages not parsed yet read in one batch and parsed in one pass."""
+    dec0 = items[0][0]
+    cached = getattr(dec0, "_chunk_table", None)
+    if cached is not None and len(cached.decoders) == len(items) and all(
+            a is b for a, (b, *_) in zip(cached.decoders, items)):
+        return cached
+    _parse_chunk_words(items)
+    table = dec0._chunk_table = _ChunkTable(items)
+    return table
+
+
+def _parse_chunk_words(items: list) -> None:
+    """Read and parse, all at once, the chunk metadata of the pages of ``items`` not parsed
+    yet (pages without a repetition index). A page whose metadata fails a check is left
+    to its own parse, which says what is wrong with it."""
+    todo = [(dec, page) for dec, page, *_ in items if dec._chunks is None]
+    if len(todo) < 2 or any(dec.depth or len(page.page.buffers) < dec._buffers_needed() for dec, page in todo):
+        _prime(items)
+        return
+    word = todo[0][0].word
+    refs = [page.ref(_META) for _, page in todo]
+    nbytes = np.fromiter((r.size for r in refs), np.int64, len(refs))
+    num_items = np.fromiter((int(dec.msg.num_items) for dec, _ in todo), np.int64, len(todo))
+    if np.any(nbytes % word) or num_items.max() > MAX_PAGE_ITEMS:
+        _prime(items)
+        return
+    data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], nbytes)
+    raw = kernels.gather_bytes(data, at, nbytes)
+    per = nbytes // word
+    offsets, sizes, counts = kernels.miniblock_chunk_words_many(raw.view(f"<u{word}"), per, num_items)
+    ends = np.cumsum(per)
+    last = ends - 1
+    data_size = np.fromiter((page.ref(_DATA).size for _, page in todo), np.int64, len(todo))
+    rows = np.fromiter((dec.rows for dec, _ in todo), np.int64, len(todo))
+    ok = (per > 0) | (num_items == 0)
+    has = per > 0
+    ok[has] &= (counts[last[has]] >= 0) & (counts[last[has]] <= MAX_CHUNK_VALUES)
+    ok[has] &= offsets[last[has]] + sizes[last[has]] <= data_size[has]
+    ok &= num_items == rows  # no lists: a value a row
+    bounds = np.concatenate([[0], ends]).tolist()
+    for k, (dec, _) in enumerate(todo):
+        if ok[k]:
+            a, b = bounds[k], bounds[k + 1]
+            dec._chunks = (offsets[a:b], sizes[a:b], counts[a:b], None, None)
 
 
 def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
