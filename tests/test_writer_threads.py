@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lancefile
+from lancefile import sink as sink_mod
 from lancefile import writer as writer_mod
 
 
@@ -45,9 +46,9 @@ def test_threaded_field_encoding_writes_the_same_bytes(tmp_path, monkeypatch, ve
 
 def test_queued_writes_land_where_direct_writes_would(tmp_path, monkeypatch):
     t = _table(20_000)
-    monkeypatch.setattr(writer_mod, "_QUEUE_BYTES", 0)  # every write goes out at once
+    monkeypatch.setattr(sink_mod, "_QUEUE_BYTES", 0)  # every write goes out at once
     direct = _write(tmp_path / "direct.lance", t, "2.2", 1_000)
-    monkeypatch.setattr(writer_mod, "_QUEUE_BYTES", 1 << 30)  # everything waits for the tail
+    monkeypatch.setattr(sink_mod, "_QUEUE_BYTES", 1 << 30)  # everything waits for the tail
     queued = _write(tmp_path / "queued.lance", t, "2.2", 1_000)
     assert queued == direct
     lancefile.verify(tmp_path / "queued.lance")

@@ -41,7 +41,7 @@ from .projection import kept
 from .projection import resolve as resolve_projection
 from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead
 from .results import ColumnMetadata, FileMetadata, PageMetadata, ReaderResults
-from .statistics import FileStatistics, contiguous_runs, plan_pieces
+from .file_statistics import FileStatistics, contiguous_runs, plan_pieces
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 

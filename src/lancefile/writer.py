@@ -31,23 +31,14 @@ import numpy as np
 import pyarrow as pa
 
 from ._proto import file2_pb2
-from .encodings.page import EncodedPage
 from .encodings.versions import codec_for
 from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
-from .format.container import (
-    ARRAY_ENCODING_URL,
-    COLUMN_ENCODING_URL,
-    BufferRef,
-    Footer,
-    encode_footer,
-    encode_offset_table,
-    pack_any,
-)
-from .format.checksums import BlockHasher, build_buffer as build_checksum_buffer, buffer_size as checksum_buffer_size
+from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
 from .remote import RemoteTarget, local_path as _local_path
-from .tempfiles import create_locked, sweep_once, temporary_path
+from .sink import FileSink
+from .tempfiles import sweep_once, temporary_path
 from .threadpools import shared_pool
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
@@ -57,12 +48,7 @@ DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
 DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 PAGE_ALIGNMENT = 64
 WRITE_THREADS = max(1, min(4, os.cpu_count() or 1))  # fields encoded at once (2.1+, see _flush_fields)
-PAD_BYTE = 0x48  # the reference pads with 'H'; any byte is valid
-_WRITEV = hasattr(os, "writev")
-_IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 _THREAD_MIN_BYTES = 1 << 20  # fields encoded on the write pool hold at least this much data
-_QUEUE_BYTES = 8 << 20  # bytes the sink queues before it writes them out (one writev)
-_OUT_OF_LINE_COPY_BYTES = 16 << 20  # out-of-line values up to this are gathered into one buffer first
 
 
 @dataclass(frozen=True)
@@ -92,161 +78,6 @@ class WriterOptions:
             raise InvalidInputError(f"data_cache_bytes must be >= 0, not {self.data_cache_bytes}")
         if self.alignment < 8 or self.alignment & (self.alignment - 1):
             raise InvalidInputError(f"alignment must be a power of two >= 8, not {self.alignment}")
-
-
-class _Sink:
-    """The temporary file being written, plus the pages recorded per column."""
-
-    def __init__(self, path: str, alignment: int, num_columns: int, page_url: str = ARRAY_ENCODING_URL,
-                 checksums: bool = True) -> None:
-        self.path = path
-        self.page_url = page_url
-        self.alignment = alignment
-        # every byte written is hashed as it goes by, while it is still in the CPU's caches
-        self.hasher = BlockHasher() if checksums else None
-        # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
-        # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).
-        self.file = create_locked(path)
-        self.pos = 0
-        self.pages: list[list[file2_pb2.ColumnMetadata.Page]] = [[] for _ in range(num_columns)]
-        # small writes (a wide table's pages, padding) wait here and go out in one writev
-        self._queue: list[memoryview] = []
-        self._queued = 0
-
-    def write(self, data) -> int:
-        """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts.
-
-        Pieces are queued (not copied: the caller must not change them) and written together,
-        with one ``writev``, once ``_QUEUE_BYTES`` wait or by :meth:`flush`: a wide table's
-        thousands of small pages and paddings cost a few system calls, not one each."""
-        start = self.pos
-        pieces = data if isinstance(data, list) else [data]
-        views = [memoryview(np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p).cast("B") for p in pieces]
-        views = [v for v in views if len(v)]
-        if self.hasher is not None:
-            for v in views:
-                self.hasher.update(v)
-        self.pos += sum(len(v) for v in views)
-        self._queue.extend(views)
-        self._queued += sum(len(v) for v in views)
-        if self._queued >= _QUEUE_BYTES or len(self._queue) >= _IOV_MAX:
-            self.flush_queue()
-        return start
-
-    def flush_queue(self) -> None:
-        """Write the queued pieces."""
-        if self._queue:
-            views, self._queue, self._queued = self._queue, [], 0
-            self._write_views(views)
-
-    def flush(self) -> None:
-        """Everything written so far is in the file (not yet synced)."""
-        self.flush_queue()
-        self.file.flush()
-
-    def _write_views(self, views: list) -> None:
-        """Write views back to back with as few system calls as possible (writev)."""
-        fd, i = self.file.fileno(), 0
-        while i < len(views):
-            n = os.writev(fd, views[i : i + _IOV_MAX]) if _WRITEV else self.file.write(views[i])
-            if not n:
-                raise OSError(f"cannot write to {self.path}: no progress")
-            while i < len(views) and n >= len(views[i]):  # a write may be short: resume mid-piece
-                n -= len(views[i])
-                i += 1
-            if n:
-                views[i] = views[i][n:]
-
-    def align(self) -> None:
-        pad = (-self.pos) % self.alignment
-        if pad:
-            self.write(bytes([PAD_BYTE]) * pad)
-
-    def write_buffer(self, data) -> BufferRef:
-        self.align()
-        start = self.write(data)
-        return BufferRef(start, self.pos - start)
-
-    def add_page(self, column: int, page: EncodedPage) -> None:
-        refs = [self.write_buffer(b) for b in page.buffers]
-        self.pages[column].append(file2_pb2.ColumnMetadata.Page(
-            buffer_offsets=[r.position for r in refs],
-            buffer_sizes=[r.size for r in refs],
-            length=page.length,
-            encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(self.page_url, page.encoding))),
-            priority=0,
-        ))
-
-    def write_tail(self, descriptor: bytes, extra_globals: list[BufferRef],
-                   column_encodings: list[file2_pb2.Encoding], footer_version: tuple[int, int]) -> None:
-        """[checksums,] schema (global buffer 0), column metadata, offset tables and footer.
-
-        Everything after the pages is laid out in memory first: the checksum buffer (the last
-        global buffer, written first) holds the hashes of the schema, the column metadata and
-        the tables that follow it (:mod:`lancefile.format.checksums`).
-        """
-        columns = [file2_pb2.ColumnMetadata(encoding=encoding, pages=pages).SerializeToString()
-                   for encoding, pages in zip(column_encodings, self.pages)]
-        checksum_ref = None
-        self.align()
-        if self.hasher is not None:
-            covered = self.pos
-            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered))
-        schema_at = self.pos if checksum_ref is None else _aligned(checksum_ref.position + checksum_ref.size,
-                                                                    self.alignment)
-        global_refs = [BufferRef(schema_at, len(descriptor))] + list(extra_globals)
-        if checksum_ref is not None:
-            global_refs.append(checksum_ref)
-        col_refs, at = [], schema_at + len(descriptor)
-        for raw in columns:
-            col_refs.append(BufferRef(at, len(raw)))
-            at += len(raw)
-        cmo = encode_offset_table(col_refs)
-        gbo = encode_offset_table(global_refs)
-        major, minor = footer_version
-        footer = encode_footer(Footer(schema_at + len(descriptor), at, at + len(cmo), len(global_refs), len(col_refs),
-                                      major, minor))
-        if checksum_ref is not None:
-            hashes = self.hasher.finish()
-            self.hasher = None  # the rest is covered by its own hashes
-            self.write(build_checksum_buffer(hashes, covered=checksum_ref.position, schema=descriptor, columns=columns,
-                                             tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs)))
-            self.align()
-        assert self.pos == schema_at  # the plan above and the writes agree
-        self.write([descriptor, *columns, cmo, gbo, footer])
-        self.flush_queue()  # the file is complete on disk
-
-    def write_out_of_line(self, data: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """Write values back to back, each starting aligned; return their positions."""
-        a = self.alignment
-        padded = (sizes + a - 1) // a * a
-        self.align()
-        base = self.pos
-        starts = np.concatenate([[0], np.cumsum(padded)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
-        total = int(padded.sum())
-        if total > _OUT_OF_LINE_COPY_BYTES:
-            # large values (blobs): written in place, no copy and no index arrays
-            data = np.ascontiguousarray(data).reshape(-1)
-            src = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-            pad = bytes([PAD_BYTE]) * a
-            pieces = []
-            for s0, s1, p in zip(src[:-1].tolist(), src[1:].tolist(), padded.tolist()):
-                pieces.append(data[s0:s1])
-                if p > s1 - s0:
-                    pieces.append(pad[: p - (s1 - s0)])
-            self.write(pieces)
-        elif total:
-            out = np.full(total, PAD_BYTE, dtype=np.uint8)
-            src_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-            idx = np.arange(int(sizes.sum()), dtype=np.int64)
-            dest = idx + np.repeat(starts - src_starts, sizes)
-            out[dest] = data
-            self.write(out)
-        return base + starts
-
-
-def _aligned(pos: int, alignment: int) -> int:
-    return pos + (-pos) % alignment
 
 
 def _metadata_text(value, what: str) -> str:
@@ -404,7 +235,7 @@ class LanceFileWriter:
         self.path = self._remote.name if self._remote else _local_path(path)
         self._target = self._remote.staging if self._remote else self.path
         self._tmp = temporary_path(self._target)
-        self._sink: _Sink | None = None
+        self._sink: FileSink | None = None
         self._schema: pa.Schema | None = None
         self._lance_schema: LanceSchema | None = None
         self._extra_metadata: dict[str, str] = {}
@@ -431,7 +262,7 @@ class LanceFileWriter:
         }
         _warn_stored_types(schema)
         sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
-        self._sink = _Sink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
+        self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
                            checksums=self._checksums)
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)

@@ -23,7 +23,7 @@ from lancefile.encodings.v2_0.flat import encode_flat
 from lancefile.encodings.v2_0.nullable import wrap_no_nulls
 from lancefile.format.container import COLUMN_ENCODING_URL, pack_any
 from lancefile.format.schema import LanceSchema, descriptor_bytes
-from lancefile.writer import _Sink
+from lancefile.sink import FileSink as _Sink
 
 lance_file = pytest.importorskip("lance.file")
 

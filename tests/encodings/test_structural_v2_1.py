@@ -25,7 +25,7 @@ from lancefile.encodings.page import EncodedPage
 from lancefile.encodings.structural.fields import PAGE_LAYOUT_URL
 from lancefile.format.container import COLUMN_ENCODING_URL, pack_any
 from lancefile.format.schema import LanceSchema, descriptor_bytes
-from lancefile.writer import _Sink
+from lancefile.sink import FileSink as _Sink
 
 lance_file = pytest.importorskip("lance.file")
 
