@@ -60,6 +60,19 @@ class PageLayoutBase:
     def _reset(self) -> None:
         """Forget per-page state (chunk metadata, decoded levels...)."""
 
+    @staticmethod
+    def shape_key(msg) -> bytes | None:
+        """What of an encoding message its checks depend on (None: all of it). Pages whose
+        messages differ only in counts (a column's pages) then share one checked decoder,
+        each with its own message (:meth:`with_message`)."""
+        return None
+
+    def with_message(self, msg, rows: int, where: str):
+        """A copy for a page whose message has this one's :meth:`shape_key`."""
+        new = self.for_page(rows, where)
+        new.msg = msg
+        return new
+
 
 @dataclass
 class PagePart:

@@ -167,7 +167,8 @@ class LeafColumn:
         return f"column {self.pages.index} {pages} ({self.pages.label})"
 
 
-# (page encoding bytes, leaf) -> a decoder built and checked once; pages copy it (for_page)
+# (page encoding bytes, leaf) -> a decoder built and checked once; pages copy it (for_page).
+# Also (layout class, shape_key, leaf) -> the first decoder of that shape (see shape_key).
 _TEMPLATES: dict = {}
 _MAX_TEMPLATES = 4096
 
@@ -180,9 +181,16 @@ def page_decoder(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: 
         return template.for_page(rows, pages.where(i))
     where = pages.where(i)
     name, sub, cls = LAYOUT.lookup(pages.encoding(i), where=where)
-    template = cls(sub, leaf, rows, where)
     if len(_TEMPLATES) >= _MAX_TEMPLATES:
         _TEMPLATES.clear()
+    shape = cls.shape_key(sub)  # a column's pages differ in their counts only: checked once
+    alike = None if shape is None else _TEMPLATES.get((cls, shape, leaf))
+    if alike is not None:
+        template = alike.with_message(sub, rows, where)
+    else:
+        template = cls(sub, leaf, rows, where)
+        if shape is not None:
+            _TEMPLATES[(cls, shape, leaf)] = template
     _TEMPLATES[key] = template
     return template.for_page(rows, where)
 

@@ -93,15 +93,21 @@ class MiniBlockPage(PageLayoutBase):
         self._first_rows = None  # plain pages: each chunk's first row, as a Python list
         self._dictionary = None  # the decoded dictionary, kept when small
         # pages whose encodings differ only in their counts decode together (see take_pages)
-        key = type(msg)()
-        key.CopyFrom(msg)
-        key.ClearField("num_items")
-        key.ClearField("num_dictionary_items")
-        self.batch_key = key.SerializeToString(deterministic=True)
+        self.batch_key = self.shape_key(msg)
         if leaf.max_rep and self.depth == 0:  # no repetition index: rows are found page by page
             self.batch_key = None
         # pages of different columns that read_columns decodes together: no lists, no dictionary
         self.column_key = self.batch_key if not (leaf.max_rep or self.has_dict) else None
+
+    @staticmethod
+    def shape_key(msg) -> bytes:
+        """The message without its counts (``num_items``, ``num_dictionary_items``): nothing
+        __init__ checks depends on them, they are read from ``msg`` when used."""
+        key = type(msg)()
+        key.CopyFrom(msg)
+        key.ClearField("num_items")
+        key.ClearField("num_dictionary_items")
+        return key.SerializeToString(deterministic=True)
 
     def _reset(self) -> None:
         self._chunks = None
