@@ -44,3 +44,35 @@ def test_pages_that_differ_in_counts_share_one_checked_decoder(tmp_path, inits):
     assert reader.take_rows(rows).to_table().equals(t.take(pa.array(rows)))
     assert len(inits) == 1  # one parse and check for every page, not one per distinct count
     assert reader.read_all().to_table().equals(t)  # each page decoded with its own counts
+
+
+def _list_file(tmp_path, checksums=False):
+    rng = np.random.default_rng(1)
+    n = 60_000
+    lens = rng.integers(0, 5, n)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    t = pa.table({"v": pa.ListArray.from_arrays(offsets, pa.array(rng.integers(0, 1 << 30, int(lens.sum()))))})
+    p = tmp_path / "lists.lance"
+    with lancefile.LanceFileWriter(p, version="2.2", max_page_bytes=64 * 1024, checksums=checksums) as w:
+        for b in t.to_batches(max_chunksize=5_000):
+            w.write_batch(b)
+    return p, t
+
+
+def test_a_damaged_repetition_index_among_pages_read_together_is_named(tmp_path):
+    # the pages' chunk metadata and repetition indexes are parsed in one pass; a page failing
+    # its checks is left to its own parse, which names it
+    p, t = _list_file(tmp_path)
+    pages = lancefile.LanceFileReader(p)._layout.column(0).pages
+    assert len(pages) > 5
+    starts = np.concatenate([[0], np.cumsum([pages[i].length for i in range(len(pages))])])
+    index = pages[3].buffers[-1]
+    raw = bytearray(p.read_bytes())
+    first = int.from_bytes(raw[index.position : index.position + 8], "little")
+    raw[index.position : index.position + 8] = (first + 1).to_bytes(8, "little")  # one row too many ends
+    p.write_bytes(bytes(raw))
+    with pytest.raises(lancefile.errors.CorruptFileError, match=r"page 3\b.*repetition index counts"):
+        lancefile.LanceFileReader(p).take_rows([starts[2] + 1, starts[3] + 2, starts[4] + 3]).to_table()
+    # rows of the other pages still read
+    ok = np.array([starts[2] + 1, starts[4] + 3])
+    assert lancefile.LanceFileReader(p).take_rows(ok).to_table().equals(t.take(pa.array(ok)))

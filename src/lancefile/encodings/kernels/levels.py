@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _Kernel, empty
+from ._common import _helper, _Kernel, empty
 
-__all__ = ["list_layer", "rep_index_chunks", "row_spans", "leaf_levels", "expand_list", "map_levels",
+__all__ = ["list_layer", "rep_index_chunks", "rep_index_chunks_many", "row_spans", "leaf_levels", "expand_list", "map_levels",
            "inner_validity"]
 
 
@@ -69,8 +69,8 @@ def list_layer(rep: np.ndarray, defs: np.ndarray | None, depth: int, base: int,
     return children[:count], offsets
 
 
-@_Kernel
-def _k_rep_chunks(completed, partial, rows, need):
+@_helper
+def _rep_chunks(completed, partial, rows, need):
     # Mark in ``need`` every chunk holding part of each (sorted) row. A row ends in the
     # first chunk whose running count of ended rows passes it; it starts there too, unless
     # it is the first row to end there and the chunks before left a row unfinished: then it
@@ -95,6 +95,38 @@ def _k_rep_chunks(completed, partial, rows, need):
         for k in range(first, c + 1):
             need[k] = True
     return -1
+
+
+@_Kernel
+def _k_rep_chunks(completed, partial, rows, need):
+    return _rep_chunks(completed, partial, rows, need)
+
+
+@_Kernel
+def _k_rep_chunks_many(completed, partial, chunk_bounds, rows, row_bounds, need):
+    # _rep_chunks page by page: page k's chunks are [chunk_bounds[k], chunk_bounds[k + 1]),
+    # its rows [row_bounds[k], row_bounds[k + 1]). Returns (-1, -1) or (page, its bad row).
+    for k in range(chunk_bounds.shape[0] - 1):
+        c0, c1 = chunk_bounds[k], chunk_bounds[k + 1]
+        r0, r1 = row_bounds[k], row_bounds[k + 1]
+        bad = _rep_chunks(completed[c0:c1], partial[c0:c1], rows[r0:r1], need[c0:c1])
+        if bad >= 0:
+            return k, r0 + bad
+    return -1, -1
+
+
+def rep_index_chunks_many(completed: np.ndarray, partial: np.ndarray, chunk_bounds, rows: np.ndarray,
+                          row_bounds) -> np.ndarray:
+    """:func:`rep_index_chunks` of many pages in one pass (their chunks and their rows back to
+    back, cut by ``chunk_bounds`` and ``row_bounds``); returns the flat ``need`` mask.
+    Raises ValueError ``(page, row)`` for a row past its page's chunks."""
+    need = np.zeros(len(completed), dtype=np.bool_)
+    k, i = _k_rep_chunks_many(np.ascontiguousarray(completed, np.int64), np.ascontiguousarray(partial, np.int64),
+                              np.ascontiguousarray(chunk_bounds, np.int64), np.ascontiguousarray(rows, np.int64),
+                              np.ascontiguousarray(row_bounds, np.int64), need)
+    if k >= 0:
+        raise ValueError(int(k), int(rows[i]))
+    return need
 
 
 def rep_index_chunks(completed: np.ndarray, partial: np.ndarray, rows: np.ndarray) -> np.ndarray:

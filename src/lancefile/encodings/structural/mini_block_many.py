@@ -45,32 +45,46 @@ def take_pages(items: list) -> PagePart:
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     is_range = items[0][2].is_range
-    _prime(items)
-    at_all, sizes_all, counts_all, first_rows, breaks, wanted = [], [], [], [], [], []
-    for dec, page, local, row0 in items:
-        offsets, sizes, counts, completed, _ = dec.chunks(page)
-        ids = dec._plan(local, page)
-        at_all.append(page.ref(_DATA).position + offsets[ids])
-        brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks begins
-        brk[1:] = np.diff(ids) > 1
-        breaks.append(brk)
-        first_rows.append(row0 + dec.rows_before_chunks(page)[ids])
-        sizes_all.append(sizes[ids])
-        counts_all.append(counts[ids])
-        # a range: its first and last rows (where the page's entries start and end)
-        rows = np.unique(np.array([local.start, local.stop - 1], np.int64)) if is_range else local.indices
-        wanted.append(rows + row0)
-    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
-    data, base = read_spans(page0.layout.source, np.concatenate(at_all), np.concatenate(sizes_all))
-    counts = np.concatenate(counts_all)
     where = f"{page0.where.split(' page ')[0]} pages {items[0][1].page_index}-{items[-1][1].page_index}"
-    first_row, rows = np.concatenate(first_rows), np.concatenate(wanted)
+    _prime(items)
+    table = _chunk_table(items)
+    n = len(items)
+    row0 = np.fromiter((it[3] for it in items), np.int64, n)
+    # the rows each page needs: a take's rows; a range's first and last (where its entries start and end)
+    if is_range:
+        wanted = [np.unique(np.array([local.start, local.stop - 1], np.int64)) for _, _, local, _ in items]
+    else:
+        wanted = [local.indices for _, _, local, _ in items]
+    lens = np.fromiter((len(w) for w in wanted), np.int64, n)
+    local_rows = np.concatenate(wanted)
+    try:  # the chunks holding them, for every page in one pass
+        need = kernels.rep_index_chunks_many(table.ended, table.partial, table.chunk_bounds, local_rows,
+                                             np.concatenate([[0], np.cumsum(lens)]))
+    except ValueError as exc:
+        k, row = exc.args
+        c0, c1 = table.chunk_bounds[k], table.chunk_bounds[k + 1]
+        raise items[k][1].error(f"row {row} is past the {int(table.ended[c0:c1].sum())} rows of the page's "
+                                f"chunks") from None
+    ids = np.flatnonzero(need)
+    item = table.item_of[ids]
+    if is_range:  # every chunk from each page's first needed one to its last
+        first_of = np.searchsorted(item, np.arange(n))
+        last_of = np.searchsorted(item, np.arange(n), side="right") - 1
+        ids = range_indices(ids[first_of], ids[last_of] - ids[first_of] + 1)
+        item = table.item_of[ids]
+    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
+    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
+    sizes, counts = table.sizes[ids], table.counts[ids]
+    first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
+    rows = local_rows + np.repeat(row0, lens)
+    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
+    data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
     positions = None
     if not leaf.max_rep:  # entries are values, one per row: known before decoding
         chunk = np.searchsorted(first_row, rows, side="right") - 1
         positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
     try:
-        rep, defs, entries, values, taken = dec0._decode(page0, data, base, np.concatenate(sizes_all), counts,
+        rep, defs, entries, values, taken = dec0._decode(page0, data, base, sizes, counts,
                                                          None if is_range else positions)
     except CorruptFileError as exc:
         if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
@@ -79,10 +93,11 @@ def take_pages(items: list) -> PagePart:
     if taken:  # the values and levels were cut to the rows already
         starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
     elif leaf.max_rep and is_range:
-        starts, lengths = _range_spans(items, rep, entries, first_row, breaks, wanted, where)
+        starts, lengths = _range_spans(items, rep, entries, first_row, np.split(brk, np.cumsum(
+            np.bincount(item, minlength=n))[:-1]), [w + r for w, r in zip(wanted, row0.tolist())], where)
     elif leaf.max_rep:
         try:
-            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, np.concatenate(breaks), rows)
+            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, brk, rows)
         except ValueError as exc:
             raise CorruptFileError(f"{where}: {exc}") from None
     else:
@@ -90,7 +105,7 @@ def take_pages(items: list) -> PagePart:
     spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
     n_rows = len(rows)
     if is_range:  # one run of entries, from the first page's first row to the last's last
-        per_item = np.cumsum([0] + [len(w) for w in wanted])
+        per_item = np.concatenate([[0], np.cumsum(lens)])
         item_start = spans.starts[per_item[:-1]]
         item_end = spans.starts[per_item[1:] - 1] + spans.lengths[per_item[1:] - 1]
         if np.any(item_end[:-1] != item_start[1:]):
@@ -109,10 +124,7 @@ def take_pages(items: list) -> PagePart:
     if part.defs is None:  # every entry holds a value
         value_cuts = entry_cuts
     else:
-        visible = part.defs <= leaf.max_visible
-        value_cuts = np.zeros(len(entry_cuts), np.int64)
-        for k in range(len(items)):
-            value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
+        value_cuts = np.concatenate([[0], np.cumsum(part.defs <= leaf.max_visible)])[entry_cuts]
     idx = part.values.to_numpy(zero_copy_only=False)
     together = _load_dictionaries(items)
     if together is not None:  # every page's dictionary is a slice of one array: one take
@@ -221,6 +233,7 @@ def read_columns(items: list) -> list[PagePart]:
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     source = page0.layout.source
+    _prime(items)
     table = _chunk_table(items)
     is_range = items[0][2].is_range
     key, first, item_of = table.key, table.first, table.item_of
@@ -271,24 +284,31 @@ def read_columns(items: list) -> list[PagePart]:
 
 
 class _ChunkTable:
-    """The chunks of several pages (one each of several columns), flat: per chunk its
-    offset and size in its page's chunk buffer, its values, the page's rows before it and
-    its item; per item the page's chunk buffer position and ``base``, added to a row so
-    that one sorted ``key`` (``base + first``) finds any item's rows with one search."""
+    """The chunks of several pages (a column's, or one each of several columns), flat: per
+    chunk its offset and size in its page's chunk buffer, its values, the rows that end in
+    it and the unfinished row it leaves (the repetition index; without lists: its values,
+    none), the page's rows before it and its item; per item the page's chunk buffer
+    position, its first chunk (``chunk_bounds``) and ``base``, added to a row so that one
+    sorted ``key`` (``base + first``) finds any item's rows with one search."""
 
-    __slots__ = ("decoders", "offsets", "sizes", "counts", "first", "item_of", "data_at", "base", "key")
+    __slots__ = ("decoders", "offsets", "sizes", "counts", "ended", "partial", "first", "item_of", "data_at",
+                 "chunk_bounds", "base", "key")
 
     def __init__(self, items: list) -> None:
         self.decoders = tuple(dec for dec, *_ in items)
         chunks = [dec.chunks(page) for dec, page, *_ in items]
         per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
+        self.chunk_bounds = np.concatenate([[0], np.cumsum(per)])
         self.offsets = np.concatenate([c[0] for c in chunks])
         self.sizes = np.concatenate([c[1] for c in chunks])
         self.counts = np.concatenate([c[2] for c in chunks])
+        lists = chunks[0][3] is not None
+        self.ended = np.concatenate([c[3] for c in chunks]) if lists else self.counts
+        self.partial = np.concatenate([c[4] for c in chunks]) if lists else np.zeros(len(self.counts), np.int64)
         self.item_of = np.repeat(np.arange(len(items)), per)
-        before = np.cumsum(self.counts) - self.counts  # values before each chunk, all pages
-        page_start = before[np.minimum(np.cumsum(per) - per, len(before) - 1)] if len(before) else per
-        self.first = before - np.repeat(page_start, per)  # rows before it in its own page
+        before = np.cumsum(self.ended) - self.ended  # rows ended before each chunk, all pages
+        self.first = before - np.repeat(before[np.minimum(self.chunk_bounds[:-1], len(before) - 1)]
+                                        if len(before) else per, per)  # ... in its own page
         self.data_at = np.fromiter((page.ref(_DATA).position for _, page, *_ in items), np.int64, len(items))
         rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
         self.base = np.cumsum(rows + 1) - (rows + 1)  # item k's rows map to [base[k], base[k] + rows[k]]
@@ -296,8 +316,9 @@ class _ChunkTable:
 
 
 def _chunk_table(items: list) -> _ChunkTable:
-    """The pages' :class:`_ChunkTable`: made once for a set of pages (a scan's batches reuse
-    it), the chunk metadata of pages not parsed yet read in one batch and parsed in one pass."""
+    """The pages' :class:`_ChunkTable` (their buffers primed): made once for a set of pages
+    (a scan's batches over the same pages reuse it), the chunk metadata of pages not parsed
+    yet parsed in one pass."""
     dec0 = items[0][0]
     cached = getattr(dec0, "_chunk_table", None)
     if cached is not None and len(cached.decoders) == len(items) and all(
@@ -309,24 +330,21 @@ def _chunk_table(items: list) -> _ChunkTable:
 
 
 def _parse_chunk_words(items: list) -> None:
-    """Read and parse, all at once, the chunk metadata of the pages of ``items`` not parsed
-    yet (pages without a repetition index). A page whose metadata fails a check is left
-    to its own parse, which says what is wrong with it."""
+    """Parse, all at once, the chunk metadata (and repetition indexes) of the pages of
+    ``items`` not parsed yet, from the buffers :func:`_prime` fetched. A page whose metadata
+    fails a check is left to its own parse, which says what is wrong with it."""
     todo = [(dec, page) for dec, page, *_ in items if dec._chunks is None]
-    if len(todo) < 2 or any(dec.depth or len(page.page.buffers) < dec._buffers_needed() for dec, page in todo):
-        _prime(items)
+    if len(todo) < 2 or any(len(page.page.buffers) < dec._buffers_needed() for dec, page in todo):
         return
-    word = todo[0][0].word
-    refs = [page.ref(_META) for _, page in todo]
-    nbytes = np.fromiter((r.size for r in refs), np.int64, len(refs))
+    word, depth = todo[0][0].word, todo[0][0].depth
     num_items = np.fromiter((int(dec.msg.num_items) for dec, _ in todo), np.int64, len(todo))
-    if np.any(nbytes % word) or num_items.max() > MAX_PAGE_ITEMS:
-        _prime(items)
+    metas = [np.frombuffer(page.read(_META), np.uint8) for _, page in todo]
+    nbytes = np.fromiter((len(m) for m in metas), np.int64, len(metas))
+    if np.any(nbytes % word) or num_items.max() > MAX_PAGE_ITEMS or any(dec.depth != depth for dec, _ in todo):
         return
-    data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], nbytes)
-    raw = kernels.gather_bytes(data, at, nbytes)
     per = nbytes // word
-    offsets, sizes, counts = kernels.miniblock_chunk_words_many(raw.view(f"<u{word}"), per, num_items)
+    offsets, sizes, counts = kernels.miniblock_chunk_words_many(np.concatenate(metas).view(f"<u{word}"), per,
+                                                                num_items)
     ends = np.cumsum(per)
     last = ends - 1
     data_size = np.fromiter((page.ref(_DATA).size for _, page in todo), np.int64, len(todo))
@@ -335,12 +353,30 @@ def _parse_chunk_words(items: list) -> None:
     has = per > 0
     ok[has] &= (counts[last[has]] >= 0) & (counts[last[has]] <= MAX_CHUNK_VALUES)
     ok[has] &= offsets[last[has]] + sizes[last[has]] <= data_size[has]
-    ok &= num_items == rows  # no lists: a value a row
+    completed = partial = None
+    if depth:  # the repetition index: per chunk [rows ended, unfinished row's entries, ...]
+        stride = depth + 1
+        index = [np.frombuffer(page.read(len(page.page.buffers) - 1), np.uint8) for _, page in todo]
+        ok &= np.fromiter((len(x) for x in index), np.int64, len(index)) == 8 * stride * per
+        if not ok.all():
+            index = [x if good else np.zeros(8 * stride * n, np.uint8) for x, good, n in zip(index, ok, per.tolist())]
+        table = np.concatenate(index).view("<u8").reshape(-1, stride)
+        completed = table[:, 0].astype(np.int64)
+        partial = table[:, 1].astype(np.int64)
+        cut = np.concatenate([[0], ends])
+        ended = np.concatenate([[0], np.cumsum(completed)])
+        huge = np.concatenate([[0], np.cumsum(np.any(table[:, :2] > 1 << 40, axis=1))])
+        ok &= (ended[cut[1:]] - ended[cut[:-1]] == rows) & (huge[cut[1:]] == huge[cut[:-1]])
+    elif not todo[0][0].leaf.max_rep:
+        ok &= num_items == rows  # no lists: a value a row
+    else:
+        return  # lists without a repetition index: rows are found page by page
     bounds = np.concatenate([[0], ends]).tolist()
     for k, (dec, _) in enumerate(todo):
         if ok[k]:
             a, b = bounds[k], bounds[k + 1]
-            dec._chunks = (offsets[a:b], sizes[a:b], counts[a:b], None, None)
+            dec._chunks = (offsets[a:b], sizes[a:b], counts[a:b],
+                           None if completed is None else completed[a:b], None if partial is None else partial[a:b])
 
 
 def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
