@@ -182,6 +182,35 @@ def test_fsst_compress_any_bytes(strings):
     np.testing.assert_array_equal(out_offsets, offsets)
 
 
+@PROPS
+@given(st.lists(st.one_of(st.binary(max_size=40), st.sampled_from([b"abcabcabcabc", b"\x00" * 17, b"\xff" * 9,
+                                                                    b"hello world, hello"])), max_size=80))
+def test_fsst_training_matches_py(strings):
+    # the compiled training picks the same symbols, in the same order, as the plain one
+    # (ties in gain broken by the token bytes, longest symbols first)
+    data = np.frombuffer(b"".join(strings), np.uint8)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    got, want = k.fsst_build_symbol_table(data, offsets), k.fsst_build_symbol_table_py(data, offsets)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_fsst_training_matches_py_on_a_sampled_text():
+    # more than FSST_SAMPLE_BYTES: both train on the same random sample of the strings
+    rng = np.random.default_rng(5)
+    words = [b"lance", b"columnar", b"file", b"format", b"arrow", b" ", b", ", b"pages"]
+    strings = [b"".join(words[i] for i in rng.integers(0, len(words), rng.integers(5, 60))) for _ in range(2000)]
+    data = np.frombuffer(b"".join(strings), np.uint8)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    from lancefile.encodings.kernels.fsst import FSST_SAMPLE_BYTES
+
+    assert offsets[-1] > FSST_SAMPLE_BYTES
+    got, want = k.fsst_build_symbol_table(data, offsets), k.fsst_build_symbol_table_py(data, offsets)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert len(got[0]) == 255
+
+
 # --------------------------------------------------------------------------------------
 # Pages written by pylance 14.0.2
 # --------------------------------------------------------------------------------------

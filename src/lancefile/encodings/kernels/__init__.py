@@ -79,6 +79,7 @@ from .fsst import (
     FSST_MIN_INPUT_BYTES,
     FSST_SYMBOL_TABLE_SIZE,
     fsst_build_symbol_table,
+    fsst_build_symbol_table_py,
     fsst_compress,
     fsst_decompress,
     fsst_decompress_spans,

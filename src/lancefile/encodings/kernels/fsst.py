@@ -15,7 +15,7 @@ import struct
 import numpy as np
 
 from ...errors import CorruptFileError, InvalidInputError
-from ._common import _byte_view, _Kernel, _U64_ONES, empty, load_u64, run_parallel, store_u64
+from ._common import _byte_view, _helper, _Kernel, _U64_ONES, empty, load_u64, run_parallel, store_u64
 
 __all__ = [
     "FSST_SYMBOL_TABLE_SIZE",
@@ -23,6 +23,7 @@ __all__ = [
     "FSST_MIN_INPUT_BYTES",
     "fsst_parse_symbol_table",
     "fsst_build_symbol_table",
+    "fsst_build_symbol_table_py",
     "fsst_decompress",
     "fsst_decompress_spans",
     "fsst_compress",
@@ -239,8 +240,8 @@ def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np
 # Our own, simpler take on FSST training: a few rounds over a sample of the input, each
 # round tokenising the sample greedily with the current table and keeping the 255
 # candidates (tokens used, and neighbouring tokens joined up to 8 bytes) that cover the
-# most bytes.  Training runs in Python over at most FSST_SAMPLE_BYTES of sample;
-# compressing the whole input is a compiled greedy longest match.  Only the decoder
+# most bytes.  Training runs compiled over at most FSST_SAMPLE_BYTES of sample (with a
+# plain-Python twin); compressing the whole input is a compiled greedy longest match.  Only the decoder
 # side is fixed by the format: any table of 1..8-byte symbols decodes.
 
 FSST_SAMPLE_BYTES = 1 << 14
@@ -275,13 +276,8 @@ def _greedy_tokens(s: bytes, table: dict[bytes, int], max_len: int) -> list[byte
     return toks
 
 
-def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
-    """Train an FSST table (at most 255 symbols of 1..8 bytes) on a sample of the strings.
-
-    Each round tokenises the sample greedily with the current table, then scores every
-    token used and every concatenation of two neighbouring tokens (cut to 8 bytes) by
-    ``uses * length`` and keeps the best 255.  Returns ``(symbols uint64, lengths uint8)``.
-    """
+def fsst_build_symbol_table_py(data, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Plain-Python :func:`fsst_build_symbol_table` (the reference for the tests)."""
     raw = _byte_view(data)
     offsets = np.asarray(offsets, dtype=np.int64)
     sample = _fsst_sample(raw, offsets)
@@ -303,6 +299,117 @@ def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
     lengths = np.array([len(t) for t in symbols], dtype=np.uint8)
     vals = np.array([int.from_bytes(t.ljust(8, b"\0"), "little") for t in symbols], dtype=np.uint64)
     return vals, lengths
+
+
+@_helper
+def _tok_slot(val, n, keys, lens, mask):
+    # The slot of token (val, n) in an open-addressing table (lens 0: empty): its own, or
+    # the empty one where it would go.
+    h = (val ^ (np.uint64(n) << np.uint64(59))) * np.uint64(_FSST_HASH_MUL)
+    slot = np.int64(h >> np.uint64(40)) & mask
+    while lens[slot] != 0 and (lens[slot] != n or keys[slot] != val):
+        slot = (slot + 1) & mask
+    return slot
+
+
+@_helper
+def _add_gain(val, n, g_keys, g_lens, g_gain, g_mask, order, count):
+    slot = _tok_slot(val, n, g_keys, g_lens, g_mask)
+    if g_lens[slot] == 0:
+        g_keys[slot] = val
+        g_lens[slot] = n
+        order[count] = slot
+        count += 1
+    g_gain[slot] += n
+    return count
+
+
+@_Kernel
+def _k_fsst_gains(sample, s_off, t_keys, t_lens, t_mask, max_len, g_keys, g_lens, g_gain, g_mask, order):
+    # One training round: tokenise each sample string greedily (longest token of the table
+    # at each position, else one byte) and add to every token used, and to every join of two
+    # neighbouring tokens cut to 8 bytes, its length. Returns the distinct tokens scored
+    # (their slots in ``order``).
+    count = 0
+    for i in range(s_off.shape[0] - 1):
+        p = s_off[i]
+        end = s_off[i + 1]
+        pv = np.uint64(0)
+        pl = 0
+        while p < end:
+            word = np.uint64(0)
+            top = min(8, end - p)
+            for j in range(top):
+                word |= np.uint64(sample[p + j]) << np.uint64(8 * j)
+            k = min(max_len, end - p)
+            tv = np.uint64(0)
+            while k >= 1:
+                tv = word if k == 8 else word & ((np.uint64(1) << np.uint64(8 * k)) - np.uint64(1))
+                if k == 1 or t_lens[_tok_slot(tv, k, t_keys, t_lens, t_mask)] != 0:
+                    break
+                k -= 1
+            count = _add_gain(tv, k, g_keys, g_lens, g_gain, g_mask, order, count)
+            if pl:
+                jl = min(pl + k, 8)
+                jv = pv if pl == 8 else pv | (tv << np.uint64(8 * pl))
+                if jl < 8:
+                    jv &= (np.uint64(1) << np.uint64(8 * jl)) - np.uint64(1)
+                count = _add_gain(jv, jl, g_keys, g_lens, g_gain, g_mask, order, count)
+            pv = tv
+            pl = k
+            p += k
+    return count
+
+
+def _lexicographic(vals: np.ndarray) -> np.ndarray:
+    """Keys that order tokens (little-endian packed, zero-padded) as their bytes compare
+    (a tie is broken by the length: a token before its own extensions)."""
+    return vals.byteswap()
+
+
+def fsst_build_symbol_table(data, offsets) -> tuple[np.ndarray, np.ndarray]:
+    """Train an FSST table (at most 255 symbols of 1..8 bytes) on a sample of the strings.
+
+    Each round tokenises the sample greedily with the current table, then scores every
+    token used and every concatenation of two neighbouring tokens (cut to 8 bytes) by
+    ``uses * length`` and keeps the best 255 (ties: the smaller token bytes first).
+    Returns ``(symbols uint64, lengths uint8)``, longest first. The rounds run compiled
+    (:func:`fsst_build_symbol_table_py` is the same training in plain Python).
+    """
+    raw = _byte_view(data)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    pieces = _fsst_sample(raw, offsets)
+    sample = np.frombuffer(b"".join(pieces), np.uint8)
+    s_off = np.zeros(len(pieces) + 1, np.int64)
+    np.cumsum([len(x) for x in pieces], out=s_off[1:])
+    t_size = 1024  # the table: at most 255 tokens
+    t_keys, t_lens = np.zeros(t_size, np.uint64), np.zeros(t_size, np.int64)
+    g_size = 64
+    while g_size < 2 * (2 * len(sample) + 1):  # at most two scored tokens a sample byte; half full at most
+        g_size *= 2
+    vals = lens = np.zeros(0, np.uint64)
+    for _ in range(_FSST_ROUNDS):
+        max_len = int(lens.max()) if len(lens) else 1
+        g_keys, g_lens, g_gain = np.zeros(g_size, np.uint64), np.zeros(g_size, np.int64), np.zeros(g_size, np.int64)
+        order = np.empty(g_size, np.int64)
+        n = _k_fsst_gains(sample, s_off, t_keys, t_lens, t_size - 1, max_len, g_keys, g_lens, g_gain, g_size - 1,
+                          order)
+        slots = order[:n]
+        vals, lens, gain = g_keys[slots], g_lens[slots], g_gain[slots]
+        best = np.lexsort((lens, _lexicographic(vals), -gain))[:255]
+        vals, lens = vals[best], lens[best]
+        t_keys[:], t_lens[:] = 0, 0
+        _k_fsst_fill_table(vals, lens, t_keys, t_lens, t_size - 1)
+    final = np.lexsort((_lexicographic(vals), -lens.astype(np.int64)))
+    return vals[final].astype(np.uint64), lens[final].astype(np.uint8)
+
+
+@_Kernel
+def _k_fsst_fill_table(vals, lens, keys, key_lens, mask):
+    for i in range(vals.shape[0]):
+        slot = _tok_slot(vals[i], lens[i], keys, key_lens, mask)
+        keys[slot] = vals[i]
+        key_lens[slot] = lens[i]
 
 
 @_Kernel
