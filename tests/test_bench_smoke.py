@@ -85,3 +85,17 @@ def test_bench_smoke_run(tmp_path):
     assert text == proc.stdout  # what is printed is what is written
     for table in TABLES:
         assert f"| {table} " in text
+
+
+def test_bench_kernels_smoke(capsys):
+    # every kernel case runs and prints one row with a positive time (not how fast)
+    import re
+
+    from bench import kernels
+
+    assert kernels.main(["--values", "20000", "--repeat", "1"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ") and not r.startswith("| kernel")]
+    assert len(rows) == len(kernels.cases(20_000, __import__("numpy").random.default_rng(0)))
+    for r in rows:
+        ms = float(re.search(r"\| ([0-9.]+) ms \|", r).group(1))
+        assert math.isfinite(ms) and ms >= 0
