@@ -61,6 +61,28 @@ PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
 
 
+# Parsed schemas by their bytes: the files of a dataset, or one file opened again, share one.
+# Small: a 1,000-column schema's objects take a few MB. Never mutated once made.
+_SCHEMAS: dict = {}
+_MAX_SCHEMAS = 8
+
+
+def _parsed_schema(raw: bytes, codec, version: str, path: str) -> tuple:
+    """``(LanceSchema, rows, column of each field, Arrow storage schema, Arrow schema)`` of
+    a file's descriptor (global buffer 0), parsed once per distinct bytes and version:
+    parsing 1,000 fields into Python objects is most of opening a wide file (~5 ms)."""
+    key = (raw, version)
+    got = _SCHEMAS.get(key)
+    if got is None:
+        lance_schema, rows = parse_descriptor(raw, path=path)
+        storage = lance_schema.to_arrow_storage()
+        got = (lance_schema, rows, codec.assign_columns(lance_schema), storage, lance_schema.to_arrow(storage))
+        if len(_SCHEMAS) >= _MAX_SCHEMAS:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = got
+    return got
+
+
 class LanceFileReader:
     """Reads a Lance file (versions 2.0, 2.1 and 2.2), mirroring ``lance.file.LanceFileReader``.
 
@@ -110,19 +132,17 @@ class LanceFileReader:
         raw_schema = bytes(self._layout.read_buffer(gb0))
         if checksums is not None:
             checksums.check_schema(raw_schema)
-        self._lance_schema, self._num_rows = parse_descriptor(raw_schema, path=self.path)
+        self._codec = codec_for(self._layout.version)
+        (self._lance_schema, self._num_rows, self._columns, self._storage_full,
+         self._full_schema) = _parsed_schema(raw_schema, self._codec, self._layout.version.name, self.path)
         self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._layout.num_rows = self._num_rows
-        self._codec = codec_for(self._layout.version)
-        self._columns = self._codec.assign_columns(self._lance_schema)
         if len(self._columns) != self._layout.num_columns:
             raise CorruptFileError(
                 f"{self.path}: the schema needs {len(self._columns)} columns (as Lance {self._layout.version.name} "
                 f"lays fields out) but the file has {self._layout.num_columns}"
             )
         self._projection = self._resolve_projection(columns)
-        self._storage_full = self._lance_schema.to_arrow_storage()
-        self._full_schema = self._lance_schema.to_arrow(self._storage_full)
         self._readers: list | None = None  # built on first read: opening touches no column metadata
         self._readers_lock = threading.Lock()
         self.schema: pa.Schema = self._projected_schema()
