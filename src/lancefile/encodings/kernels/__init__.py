@@ -21,6 +21,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``gather``: many byte ranges copied into one array, and back out (``scatter``); indices
   into several pages' dictionaries laid end to end (``page_indices``).
 * ``minmax``: smallest and largest byte string of runs of rows (column statistics).
+* ``distinct``: whether 64-bit words are all different (the write strategy's dictionary test).
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
@@ -42,7 +43,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bitpacking, bss, fastlanes, fsst, fullzip, gather, levels, miniblock, minmax, rle
+from . import _common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fullzip, gather, levels, miniblock, minmax, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -87,6 +88,7 @@ from .fsst import (
     fsst_make_symbol_table,
     fsst_parse_symbol_table,
 )
+from .distinct import all_distinct
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import page_indices
@@ -118,5 +120,6 @@ __all__ += miniblock.__all__
 __all__ += levels.__all__
 __all__ += ["gather_bytes", "scatter_bytes", "page_indices", "binary_minmax_rows"]
 __all__ += bss.__all__
+__all__ += distinct.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__
