@@ -124,7 +124,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.datasets", description=__doc__.splitlines()[0])
     p.add_argument("--scale", type=float, default=0.25, help="fraction of the bench tables' ~200 MB (default 0.25)")
     p.add_argument("--tables", default=",".join(DEFAULT_TABLES))
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=11,
+                   help="repetitions of scans, interleaved (default 11: medians of 5 moved by up to ±20%%)")
     p.add_argument("--repeat-fast", type=int, default=15)
     p.add_argument("--out", default=str(Path(__file__).parent))
     p.add_argument("--silent", action="store_true")
