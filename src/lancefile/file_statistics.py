@@ -102,12 +102,15 @@ class FileStatistics:
                               StatisticsWarning, stacklevel=4)
         return getattr(self, "_summary", None)
 
+    def _cached(self, key: tuple, make):
+        """``make(path)`` for ``key = (kind, path)``, computed once."""
+        if key not in self._cache:
+            self._cache[key] = make(key[1])
+        return self._cache[key]
+
     def file_stats(self, path: tuple[str, ...]):
         """The whole file as one zone: a :class:`~lancefile.predicate.ZoneStats` for the field at ``path``, or None."""
-        key = ("file", path)
-        if key not in self._cache:
-            self._cache[key] = self._file_stats(path)
-        return self._cache[key]
+        return self._cached(("file", path), self._file_stats)
 
     def _file_stats(self, path: tuple[str, ...]):
         from .predicate import ZoneStats
@@ -180,10 +183,7 @@ class FileStatistics:
 
     def zone_stats(self, path: tuple[str, ...]):
         """The :class:`~lancefile.predicate.ZoneStats` of the field at ``path``, or None."""
-        key = ("zones", path)
-        if key not in self._cache:
-            self._cache[key] = self._zone_stats(path)
-        return self._cache[key]
+        return self._cached(("zones", path), self._zone_stats)
 
     def _zone_stats(self, path: tuple[str, ...]):
         from .predicate import ZoneStats

@@ -27,13 +27,13 @@ import pyarrow as pa
 
 from . import fieldtasks
 from .checks import check_decoded
-from .encodings.arrowutil import unslice
+from .encodings.arrowutil import is_fixed_width, min_row_bytes, unslice
 from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import FileLayout, read_layout
-from .format.schema import LanceField, parse_descriptor
+from .format.schema import LanceField
 from .io import ByteSource, open_source
 from .predicate import check_filter, filter_rows, to_expression
 from .prefetch import prefetch_pages
@@ -59,28 +59,6 @@ MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # Scan chunks of at least this many rows decode their fields on this many threads.
 PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
-
-
-# Parsed schemas by their bytes: the files of a dataset, or one file opened again, share one.
-# Small: a 1,000-column schema's objects take a few MB. Never mutated once made.
-_SCHEMAS: dict = {}
-_MAX_SCHEMAS = 8
-
-
-def _parsed_schema(raw: bytes, codec, version: str, path: str) -> tuple:
-    """``(LanceSchema, rows, column of each field, Arrow storage schema, Arrow schema)`` of
-    a file's descriptor (global buffer 0), parsed once per distinct bytes and version:
-    parsing 1,000 fields into Python objects is most of opening a wide file (~5 ms)."""
-    key = (raw, version)
-    got = _SCHEMAS.get(key)
-    if got is None:
-        lance_schema, rows = parse_descriptor(raw, path=path)
-        storage = lance_schema.to_arrow_storage()
-        got = (lance_schema, rows, codec.assign_columns(lance_schema), storage, lance_schema.to_arrow(storage))
-        if len(_SCHEMAS) >= _MAX_SCHEMAS:
-            _SCHEMAS.clear()
-        _SCHEMAS[key] = got
-    return got
 
 
 class LanceFileReader:
@@ -134,7 +112,7 @@ class LanceFileReader:
             checksums.check_schema(raw_schema)
         self._codec = codec_for(self._layout.version)
         (self._lance_schema, self._num_rows, self._columns, self._storage_full,
-         self._full_schema) = _parsed_schema(raw_schema, self._codec, self._layout.version.name, self.path)
+         self._full_schema) = self._codec.open_schema(raw_schema, self.path)
         self._stats: FileStatistics | None = None  # lancefile's statistics, found on first use
         self._layout.num_rows = self._num_rows
         if len(self._columns) != self._layout.num_columns:
@@ -321,7 +299,7 @@ class LanceFileReader:
         rows = max(self._num_rows, 1)
         cols = self._projected_columns()
         data = sum(self._layout.column(c).data_bytes for c in cols)
-        floor = sum(_min_row_bytes(f.type) for f in self._storage_schema)
+        floor = sum(min_row_bytes(f.type) for f in self._storage_schema)
         target = min(MAX_READ_CHUNK_BYTES, max(READ_CHUNK_BYTES, len(cols) * MIN_COLUMN_CHUNK_BYTES))
         return max(floor, data / rows), floor, target
 
@@ -403,7 +381,7 @@ class LanceFileReader:
         row_bytes, floor, target = self._chunk_plan()
         # the first chunk is a quarter size: it measures the decoded size of a row, unless
         # every projected type is fixed-width (the size is then known exactly)
-        first = not all(_is_fixed_width(f.type) for f in self._storage_schema)
+        first = not all(is_fixed_width(f.type) for f in self._storage_schema)
         # from the second chunk on, the next chunk is started before this one is waited for
         # (2.1+ fields, whose tasks may share pages across chunks: see encodings.columns)
         overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
@@ -592,35 +570,3 @@ class LanceFileReader:
 
 
 _ROW_COLUMN = "__lancefile_row"
-
-
-def _is_fixed_width(t: pa.DataType) -> bool:
-    """Whether every value of ``t`` takes the same number of bytes (no offsets, no dictionary)."""
-    if pa.types.is_fixed_size_list(t):
-        return _is_fixed_width(t.value_type)
-    if pa.types.is_struct(t):
-        return all(_is_fixed_width(t.field(i).type) for i in range(t.num_fields))
-    if pa.types.is_dictionary(t):
-        return False
-    try:
-        return t.bit_width > 0
-    except ValueError:
-        return False
-
-
-def _min_row_bytes(t: pa.DataType) -> float:
-    """Arrow bytes a row of type ``t`` takes at least (offsets and fixed widths only)."""
-    if pa.types.is_dictionary(t):
-        return t.index_type.bit_width / 8
-    if pa.types.is_fixed_size_list(t):
-        return t.list_size * _min_row_bytes(t.value_type)
-    if pa.types.is_struct(t):
-        return sum(_min_row_bytes(t.field(i).type) for i in range(t.num_fields))
-    if pa.types.is_large_list(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        return 8
-    if pa.types.is_list(t) or pa.types.is_string(t) or pa.types.is_binary(t):
-        return 4
-    try:
-        return t.bit_width / 8
-    except ValueError:  # other variable-width types: count nothing
-        return 0.0

@@ -11,6 +11,8 @@ from ..errors import CorruptFileError
 __all__ = [
     "safe_array",
     "fixed_width_bits",
+    "is_fixed_width",
+    "min_row_bytes",
     "array_from_fixed",
     "apply_validity",
     "gather_ranges",
@@ -87,6 +89,38 @@ def fixed_width_bits(dtype: pa.DataType) -> int | None:
         return dtype.bit_width
     except ValueError:
         return None
+
+
+def is_fixed_width(t: pa.DataType) -> bool:
+    """Whether every value of ``t`` takes the same number of bytes (no offsets, no dictionary)."""
+    if pa.types.is_fixed_size_list(t):
+        return is_fixed_width(t.value_type)
+    if pa.types.is_struct(t):
+        return all(is_fixed_width(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_dictionary(t):
+        return False
+    try:
+        return t.bit_width > 0
+    except ValueError:
+        return False
+
+
+def min_row_bytes(t: pa.DataType) -> float:
+    """Arrow bytes a row of type ``t`` takes at least (offsets and fixed widths only)."""
+    if pa.types.is_dictionary(t):
+        return t.index_type.bit_width / 8
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * min_row_bytes(t.value_type)
+    if pa.types.is_struct(t):
+        return sum(min_row_bytes(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_large_list(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return 8
+    if pa.types.is_list(t) or pa.types.is_string(t) or pa.types.is_binary(t):
+        return 4
+    try:
+        return t.bit_width / 8
+    except ValueError:  # other variable-width types: count nothing
+        return 0.0
 
 
 def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> pa.Array:

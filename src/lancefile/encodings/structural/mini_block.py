@@ -84,7 +84,6 @@ class MiniBlockPage(PageLayoutBase):
         self.word = g.chunk_word_bytes
         self.header = _pad8(2 + 2 * self.has_rep + 2 * self.has_def + self.word * self.num_buffers)
         self._chunks = None  # (offsets, sizes, counts, completed, partial), read on first use
-        self._rows_before = None  # rows_before_chunks, computed on first use
         # plain pages (no levels, no dictionary, flat whole-byte values): ranges skip the decoder
         vc = msg.value_compression
         self.plain_width = (vc.flat.bits_per_value // 8 if vc.WhichOneof("compression") == "flat"
@@ -111,7 +110,6 @@ class MiniBlockPage(PageLayoutBase):
 
     def _reset(self) -> None:
         self._chunks = None
-        self._rows_before = None
         self._first_rows = None
         self._dictionary = None
         self._chunk_table = None
@@ -124,14 +122,6 @@ class MiniBlockPage(PageLayoutBase):
         if self._chunks is None:
             self._chunks = self._read_chunks(page)
         return self._chunks
-
-    def rows_before_chunks(self, page: PageData) -> np.ndarray:
-        """Per chunk, the page's rows that end before it (computed once per page)."""
-        if self._rows_before is None:
-            _, _, counts, completed, _ = self.chunks(page)
-            ended = completed if self.leaf.max_rep else counts
-            self._rows_before = np.cumsum(ended) - ended
-        return self._rows_before
 
     def _read_chunks(self, page: PageData):
         if len(page.page.buffers) < self._buffers_needed():
