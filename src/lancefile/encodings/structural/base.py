@@ -49,6 +49,7 @@ class PageLayoutBase:
 
     rows: int
     where: str
+    batches_ranges = True  # take_pages (where a layout has one) also reads ranges over several pages
 
     def for_page(self, rows: int, where: str):
         new = object.__new__(type(self))  # a shallow copy, without copy.copy's generic protocol

@@ -118,8 +118,9 @@ class LeafColumn:
         return self._read_pages(pieces, sel.count, cache)
 
     def _take(self, pieces, sel: Selection, cache: dict) -> PagePart:
-        """A read over several pages: neighbouring mini-block pages that differ only in their
-        counts are decoded together (MiniBlockPage.take_pages), the others one by one."""
+        """A read over several pages: neighbouring pages that share a ``batch_key`` are decoded
+        together (``take_pages`` of mini-block pages, and of full-zip pages for takes), the
+        others one by one."""
         starts = self.pages.starts
         groups: list[list] = []
         for p, local in pieces:
@@ -131,7 +132,8 @@ class LeafColumn:
                 groups.append((key, [(p, local)]))
         parts = []
         for key, members in groups:
-            if key is None or len(members) == 1:
+            if key is None or len(members) == 1 or (members[0][1].is_range
+                                                     and not self.decoder(members[0][0]).batches_ranges):
                 parts.append(self._read_pages(members, sum(local.count for _, local in members), cache))
                 continue
             # rows numbered from the column's start, so that every page's chunks and rows agree

@@ -29,6 +29,7 @@ from ..compressive import Context, check_tree, decode_fixed_values, decode_varia
 from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
+from .full_zip_many import take_pages
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
 from .repdef import canonical_defs, page_max_visible
 
@@ -76,6 +77,18 @@ class FullZipPage(PageLayoutBase):
         self.has_index = leaf.max_rep > 0 or self.variable
         if leaf.max_rep and not msg.bits_rep and page_rows:
             raise CorruptFileError(f"{where}: a full-zip page of a list field has no repetition bits")
+        # a take's pages with the same item layout (all but counts and value encoding) are read
+        # together; pages of fixed-size rows without an index need no more than a read each
+        self.batch_key = None
+        if self.has_index:
+            key = type(msg)()
+            key.CopyFrom(msg)
+            for name in ("num_items", "num_visible_items", "value_compression"):
+                key.ClearField(name)
+            self.batch_key = b"full-zip:" + key.SerializeToString(deterministic=True)
+
+    take_pages = staticmethod(take_pages)
+    batches_ranges = False  # a range's pages are read one by one: they hold many rows each
 
     # -- byte ranges of rows ---------------------------------------------------------------------
     def _row_bytes(self, sel: Selection, page: PageData) -> tuple[list[tuple[int, int]], int]:

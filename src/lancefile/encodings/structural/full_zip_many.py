@@ -1,0 +1,145 @@
+"""Full-zip pages read many at a time: a take whose rows fall on several pages of a column.
+
+:mod:`.full_zip` reads one page: the index entries of its rows, then their bytes, then a
+scan of the items and the decoding of their values. A take of 100 rows of a long-text
+column touches ~15 pages; page by page that is two rounds of requests and a chain of
+decoders each. Here the index entries of every page come in one batch of requests, the
+rows' bytes in another, one scan covers all rows (the pages share the item layout:
+``batch_key``), and values are decoded once, or once per page where the pages'
+value encodings differ (an FSST symbol table is per page). ``FullZipPage.take_pages``
+is :func:`take_pages`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import CorruptFileError
+from ...io import read_spans
+from .. import kernels
+from ..compressive import decode_fixed_values, decode_variable_spans
+from ..compressive.values import Var
+from ..arrowutil import concat_arrays
+from .base import EntrySpans, PagePart, select_part, values_to_arrow
+from .repdef import canonical_defs
+
+__all__ = ["take_pages"]
+
+_DATA, _INDEX = 0, 1
+
+
+def take_pages(items: list) -> PagePart:
+    """Rows of several full-zip pages with one item layout, decoded in one pass.
+
+    ``items``: ``(decoder, page, page-local selection of sorted unique rows, first row of
+    the page)``, pages with a repetition index (lists or variable-width values). Every
+    index entry and every row is checked against its page's buffers before it is read, as
+    a single page's read checks them.
+    """
+    dec0, page0 = items[0][0], items[0][1]
+    where = f"{page0.where.split(' page ')[0]} pages {page0.page_index}-{items[-1][1].page_index}"
+    n = len(items)
+    local = [it[2].indices for it in items]
+    per = np.fromiter((len(x) for x in local), np.int64, n)
+    rows = np.concatenate(local)
+    item = np.repeat(np.arange(n), per)
+    data_ref = [it[1].ref(_DATA) for it in items]
+    data_pos = np.fromiter((r.position for r in data_ref), np.int64, n)
+    data_size = np.fromiter((r.size for r in data_ref), np.int64, n)
+    source = page0.layout.source
+    starts, lengths = _row_ranges(items, rows, item, data_size, source)
+    data, at = read_spans(source, data_pos[item] + starts, lengths)
+    data = kernels.gather_bytes(data, at, lengths)  # the rows back to back, without the gaps between them
+    page_bytes = np.concatenate([[0], np.cumsum(np.bincount(item, lengths, minlength=n).astype(np.int64))])
+    try:
+        rep, defs, vstart, vlen = kernels.fullzip_scan(data, dec0.ctrl, dec0.def_bits, dec0.max_visible,
+                                                       dec0.fixed, dec0.len_bytes, int(dec0.msg.bits_rep))
+    except CorruptFileError as exc:
+        raise CorruptFileError(f"{where}: {exc}") from None
+    if not dec0.msg.bits_rep:
+        rep = None
+    if not dec0.def_bits:
+        defs = None
+    arr = _values(items, data, defs, vstart, vlen, page_bytes, where)
+    if defs is not None:
+        defs = canonical_defs(defs, dec0.layers, list(dec0.leaf.shape), where)
+    n_entries = len(rep) if rep is not None else (len(defs) if defs is not None else len(arr))
+    spans = EntrySpans(np.array([0], np.int64), np.array([n_entries], np.int64))
+    return select_part(rep, defs, arr, spans, dec0.leaf, len(rows), where)
+
+
+def _row_ranges(items: list, rows: np.ndarray, item: np.ndarray, data_size: np.ndarray, source):
+    """(start, length) in its page's item buffer of every row, from the pages' repetition
+    indexes: two entries a row, all pages' entries in one batch of requests."""
+    n = len(items)
+    widths = np.zeros(n, np.int64)
+    index_pos = np.zeros(n, np.int64)
+    for k, (dec, page, *_) in enumerate(items):
+        if len(page.page.buffers) < 2:
+            raise page.error("full-zip page has no repetition index")
+        ref = page.ref(_INDEX)
+        width, rem = divmod(ref.size, dec.rows + 1)
+        if rem or width not in (1, 2, 4, 8):
+            raise page.error(f"repetition index of {ref.size} bytes for {dec.rows} rows")
+        widths[k], index_pos[k] = width, ref.position
+    w = widths[item]
+    raw, at = read_spans(source, index_pos[item] + rows * w, 2 * w)
+    bounds = np.empty((len(rows), 2), np.int64)
+    for width in np.unique(widths).tolist():
+        mine = np.flatnonzero(w == width)
+        got = kernels.gather_bytes(raw, at[mine], np.full(len(mine), 2 * width, np.int64))
+        bounds[mine] = got.view(f"<u{width}").reshape(-1, 2)
+    lengths = bounds[:, 1] - bounds[:, 0]
+    bad = np.flatnonzero((bounds[:, 0] < 0) | (lengths < 0) | (bounds[:, 1] > data_size[item]))
+    if len(bad):
+        k = int(item[bad[0]])
+        raise items[k][1].error(f"repetition index points outside the {int(data_size[k])}-byte item buffer "
+                                f"or goes back")
+    return bounds[:, 0], lengths
+
+
+def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.ndarray, page_bytes: np.ndarray,
+            where: str):
+    """The visible entries' values as one Arrow array: decoded at once where the pages' value
+    encodings are equal, else page by page (a page's entries are those whose bytes lie in its
+    rows)."""
+    dec0 = items[0][0]
+    visible = None if defs is None else defs <= dec0.max_visible
+    if dec0.fixed >= 0:  # every visible entry has a value of ``fixed`` bytes
+        keep = np.flatnonzero(vlen >= 0)
+        starts, lengths = vstart[keep], vlen[keep]
+    else:  # valid entries have bytes, null ones are empty
+        vs, vl = (vstart, vlen) if visible is None else (vstart[visible], vlen[visible])
+        has = vl >= 0
+        starts, lengths = np.where(has, vs, 0), np.where(has, vl, 0)
+    encodings = [dec.msg.value_compression for dec, *_ in items]
+    first = encodings[0].SerializeToString()
+    if all(e is encodings[0] or e.SerializeToString() == first for e in encodings[1:]):
+        groups = [(0, len(starts), items[0])]
+    else:  # entries of page k: their bytes lie in [page_bytes[k], page_bytes[k + 1])
+        where_at = np.where(lengths > 0, starts, -1)
+        # an empty value belongs to the page of the value before it (any page decodes it alike)
+        where_at = np.maximum.accumulate(where_at) if len(where_at) else where_at
+        cuts = np.searchsorted(where_at, page_bytes[1:-1], side="left")
+        bounds = np.concatenate([[0], cuts, [len(starts)]])
+        groups = [(int(bounds[k]), int(bounds[k + 1]), items[k]) for k in range(len(items))
+                  if bounds[k + 1] > bounds[k]]
+    parts = []
+    for a, b, (dec, page, *_) in groups:
+        ce = dec.msg.value_compression
+        if dec0.fixed >= 0:
+            got = kernels.gather_bytes(data, starts[a:b], lengths[a:b])
+            parts.append(decode_fixed_values(ce, got.reshape(b - a, dec0.fixed), page.where))
+        else:
+            parts.append(decode_variable_spans(ce, data, starts[a:b], lengths[a:b], page.where))
+    dtype = dec0.leaf.dtype
+    if len(parts) > 1 and all(isinstance(p, Var) for p in parts):  # one Arrow array built, not one a page
+        offsets = [parts[0].offsets]
+        base = int(parts[0].offsets[-1])
+        for p in parts[1:]:
+            offsets.append(p.offsets[1:] + base)
+            base += int(p.offsets[-1])
+        parts = [Var(np.concatenate(offsets), np.concatenate([p.data for p in parts]))]
+    if len(parts) == 1:
+        return values_to_arrow(parts[0], dtype, where)
+    return concat_arrays([values_to_arrow(p, dtype, where) for p in parts], dtype)
