@@ -106,6 +106,13 @@ def _pq_write(path, schema, batches, version: str) -> None:
                 w.write_batch(b)
 
 
+def parquet_zstd_write(path, table: pa.Table) -> None:
+    """``table`` as parquet with zstd (pyarrow's default level), the size the targets compare with."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, str(path), compression="zstd")
+
+
 def _pq_open(path, columns=None):
     import pyarrow.parquet as pq
 

@@ -20,7 +20,7 @@ import numpy as np
 from . import libs as L
 from .data import ONE_PAGE, TABLES
 from .measure import machine, median, read_chars, rotate, run_child, timed
-from .report import write_report
+from .report import PARQUET_ZSTD, write_report
 
 SCAN_BATCH_SIZES = (1024, 65536)  # the reference's default and a large one
 TAKE_SIZES = (100, 10_000)
@@ -113,6 +113,12 @@ class Runner:
             real = lib.removesuffix(NO_FSYNC)
             op = "write" if lib == real else "write, no fsync"
             self.add(name, version, op, real, ts, mb, file_mb=paths[real].stat().st_size / 1e6)
+
+        if "parquet" in libs:  # the size the targets compare with: parquet with zstd (not timed)
+            zpath = self.work / f"{name}-zstd.parquet"
+            dt = timed(lambda: L.parquet_zstd_write(zpath, table))[0]
+            self.add(name, version, PARQUET_ZSTD, "parquet", [dt], mb, file_mb=zpath.stat().st_size / 1e6)
+            zpath.unlink()
 
         # Both Lance readers read the same file, the reference's: same pages, same bytes.
         read_paths = {lib: (paths["pylance"] if lib in L.LANCE_LIBS else paths[lib]) for lib in libs}

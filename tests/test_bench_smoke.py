@@ -99,3 +99,27 @@ def test_bench_kernels_smoke(capsys):
     for r in rows:
         ms = float(re.search(r"\| ([0-9.]+) ms \|", r).group(1))
         assert math.isfinite(ms) and ms >= 0
+
+
+def test_size_target_compares_with_pylance_and_parquet_zstd():
+    sys.path.insert(0, str(ROOT))
+    from bench.report import PARQUET_ZSTD, evaluate_targets
+
+    def rec(table, op, lib, mb, version="2.2"):
+        return {"table": table, "version": version, "op": op, "lib": lib, "times": [1.0], "median": 1.0,
+                "arrow_mb": 10.0, "file_mb": mb}
+
+    def size_of(records):
+        return next(t for t in evaluate_targets({"records": records}, "2.2") if t[0] == "size")
+
+    base = [rec("numeric", "write", "pylance", 5.0), rec("numeric", PARQUET_ZSTD, "parquet", 5.5, "2.0"),
+            rec("wide", "write", "pylance", 8.0)]
+    ok = base + [rec("numeric", "write", "lancefile", 4.9), rec("wide", "write", "lancefile", 8.0)]
+    assert size_of(ok)[2] is True
+    over = base + [rec("numeric", "write", "lancefile", 4.9), rec("wide", "write", "lancefile", 8.01)]
+    met, detail = size_of(over)[2:]
+    assert met is False and "wide: 1.0012x pylance (+10 KB)" in detail
+    # under pylance but over parquet's zstd file on a table that must beat parquet
+    base[1]["file_mb"] = 4.8
+    met, detail = size_of(base + [rec("numeric", "write", "lancefile", 4.9), rec("wide", "write", "lancefile", 8.0)])[2:]
+    assert met is False and "numeric: 1.021x parquet (zstd)" in detail
