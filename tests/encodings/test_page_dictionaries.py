@@ -47,13 +47,19 @@ def test_takes_and_scans_over_many_dictionary_pages(dict_file, monkeypatch):
         assert loads and max(loads) >= 2  # several pages' dictionaries went together
 
 
-def test_a_damaged_dictionary_among_many_is_reported(tmp_path):
+def _plain_dictionaries(tmp_path):
+    """A file whose string column has many pages, each with an uncompressed dictionary of 40
+    items, and its parsed map."""
     words = [f"w{i:03d}" for i in range(40)]
     field = pa.field("tag", pa.string(), metadata={"lance-encoding:dict-values-compression": "none"})
     t = pa.table({"tag": [words[i % 40] for i in range(N)]}, schema=pa.schema([field]))
     p = tmp_path / "bad.lance"
     lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024, checksums=False)
-    fm = filemap.parse(p.read_bytes())
+    return p, filemap.parse(p.read_bytes())
+
+
+def test_a_damaged_dictionary_among_many_is_reported(tmp_path):
+    p, fm = _plain_dictionaries(tmp_path)
     page = fm.metas[0].pages[2]
     assert len(page.buffer_offsets) >= 3  # [chunk metadata, chunks, dictionary]
     at, size = page.buffer_offsets[2], page.buffer_sizes[2]
@@ -61,4 +67,21 @@ def test_a_damaged_dictionary_among_many_is_reported(tmp_path):
     raw[at + size - 3 : at + size] = b"\xff\xfe\xff"  # invalid UTF-8 in the last item
     p.write_bytes(bytes(raw))
     with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 2 .*dictionary"):
+        lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()
+
+
+@pytest.mark.parametrize("damage", ["decreasing", "past the end"])
+def test_damaged_dictionary_offsets_among_many_name_their_page(tmp_path, damage):
+    # every page's offsets are checked in one pass; a page that fails is loaded alone to say why
+    p, fm = _plain_dictionaries(tmp_path)
+    page = fm.metas[0].pages[3]
+    at = page.buffer_offsets[2]
+    raw = bytearray(p.read_bytes())
+    assert int.from_bytes(raw[at : at + 4], "little") == 32  # [u32 32][u32 bytes start][u32 offsets...]
+    k = 5 if damage == "decreasing" else 40  # the 6th offset, or the last (of 40 items)
+    raw[at + 8 + 4 * k : at + 12 + 4 * k] = ((1 << 32) - 2 if damage == "past the end" else 0).to_bytes(4, "little")
+    if damage == "decreasing":
+        raw[at + 8 + 4 * (k - 1) : at + 12 + 4 * (k - 1)] = (10_000).to_bytes(4, "little")
+    p.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 3\b.*offsets decrease or point outside"):
         lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()

@@ -22,7 +22,7 @@ from ._buffers import decompress
 from .base import Chunks, Codec, Context, register
 from .values import Var
 
-__all__ = ["VariableCodec", "offset_bits"]
+__all__ = ["VariableCodec", "block_parts", "check_offsets", "offset_bits"]
 
 
 def offset_bits(msg, where: str) -> int:
@@ -36,6 +36,35 @@ def offset_bits(msg, where: str) -> int:
 def check_offsets(offsets: np.ndarray, size: int, where: str) -> None:
     if len(offsets) and (offsets[0] < 0 or offsets[-1] > size or np.any(np.diff(offsets) < 0)):
         raise CorruptFileError(f"{where}: variable-width offsets decrease or point outside {size} bytes")
+
+
+def block_parts(msg, data, num_values: int, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, bytes)`` of a ``Variable`` block (a dictionary): the header checked, the
+    offsets (int64, ``num_values + 1`` of them, indexing the bytes) not yet, so that a caller
+    holding many blocks checks all their offsets at once (:func:`check_offsets` checks one)."""
+    if msg.HasField("values"):
+        data = decompress(msg.values, data, where)
+    n = num_values
+    raw = bytes(data[:17])
+    if len(raw) < 8:
+        raise CorruptFileError(f"{where}: variable-width block of {len(data)} bytes has no header")
+    if raw[1] or raw[2] or raw[3]:  # the old form: u8 bits, u32|u64 count, bytes_start
+        bits = raw[0]
+        head = 9 if bits == 32 else 17
+        if bits not in (32, 64) or len(raw) < head:
+            raise CorruptFileError(f"{where}: variable-width block with {bits}-bit offsets")
+        start = struct.unpack_from("<I" if bits == 32 else "<Q", raw, 5 if bits == 32 else 9)[0]
+    else:
+        bits = struct.unpack_from("<I", raw)[0]
+        if bits not in (32, 64) or (bits == 64 and len(raw) < 16):
+            raise CorruptFileError(f"{where}: variable-width block with {bits}-bit offsets")
+        head = 8 if bits == 32 else 16
+        start = struct.unpack_from("<I", raw, 4)[0] if bits == 32 else struct.unpack_from("<Q", raw, 8)[0]
+    ow = bits // 8
+    if start != head + (n + 1) * ow or start > len(data):
+        raise CorruptFileError(f"{where}: variable-width block of {n} values has bytes at {start} "
+                               f"(expected {head + (n + 1) * ow}, block is {len(data)} bytes)")
+    return data[head:start].view(f"<u{ow}").astype(np.int64), data[start:]
 
 
 @register("variable")
@@ -74,30 +103,7 @@ class VariableCodec(Codec):
         return Var(glob[keep], data.gather(0, region))
 
     def block(self, msg, data, num_values, where):
-        if msg.HasField("values"):
-            data = decompress(msg.values, data, where)
-        n = num_values
-        raw = bytes(data[:17])
-        if len(raw) < 8:
-            raise CorruptFileError(f"{where}: variable-width block of {len(data)} bytes has no header")
-        if raw[1] or raw[2] or raw[3]:  # the old form: u8 bits, u32|u64 count, bytes_start
-            bits = raw[0]
-            head = 9 if bits == 32 else 17
-            if bits not in (32, 64) or len(raw) < head:
-                raise CorruptFileError(f"{where}: variable-width block with {bits}-bit offsets")
-            start = struct.unpack_from("<I" if bits == 32 else "<Q", raw, 5 if bits == 32 else 9)[0]
-        else:
-            bits = struct.unpack_from("<I", raw)[0]
-            if bits not in (32, 64) or (bits == 64 and len(raw) < 16):
-                raise CorruptFileError(f"{where}: variable-width block with {bits}-bit offsets")
-            head = 8 if bits == 32 else 16
-            start = struct.unpack_from("<I", raw, 4)[0] if bits == 32 else struct.unpack_from("<Q", raw, 8)[0]
-        ow = bits // 8
-        if start != head + (n + 1) * ow or start > len(data):
-            raise CorruptFileError(f"{where}: variable-width block of {n} values has bytes at {start} "
-                                   f"(expected {head + (n + 1) * ow}, block is {len(data)} bytes)")
-        offsets = data[head:start].view(f"<u{ow}").astype(np.int64)
-        body = data[start:]
+        offsets, body = block_parts(msg, data, num_values, where)
         check_offsets(offsets, len(body), where)
         return Var(offsets - offsets[0], body[offsets[0] : offsets[-1]])
 

@@ -17,7 +17,8 @@ from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
 from ..arrowutil import concat_arrays, range_indices, validate_values
-from ..compressive import decode_block
+from ..compressive._buffers import decompress
+from ..compressive.variable import block_parts
 from ..compressive.values import Var
 from .base import EntrySpans, PagePart, select_part, values_to_arrow
 
@@ -186,18 +187,17 @@ def _load_dictionaries(items: list):
     if not todo or pa.types.is_dictionary(todo[0][0].leaf.dtype):
         return None
     dtype = todo[0][0].leaf.dtype
-    parts, bases, counts = [], [0], []
-    for dec, page in todo:
-        n = int(dec.msg.num_dictionary_items)
-        v = decode_block(dec.msg.dictionary, page.read(_DICT), n, page.where)
-        if not isinstance(v, Var) or v.count != n:
-            return None  # fixed-width items, or a count the page's own load reports
-        parts.append(v)
-        counts.append(n)
-        bases.append(bases[-1] + len(v.data))
-    offsets = np.concatenate([v.offsets[:-1] + b for v, b in zip(parts, bases)] + [np.array([bases[-1]])])
+    parts = _variable_dictionaries(todo)
+    if parts is None:
+        return None  # fixed-width items, or a page whose own load reports what is wrong
+    counts = [len(off) - 1 for off, _ in parts]
+    sizes = np.fromiter((off[-1] - off[0] for off, _ in parts), np.int64, len(parts))
+    bases = np.cumsum(sizes) - sizes
+    offsets = np.concatenate([off[:-1] - off[0] + b for (off, _), b in zip(parts, bases.tolist())]
+                             + [sizes.sum(keepdims=True)])
+    data = np.concatenate([body[off[0] : off[-1]] for off, body in parts])
     where = f"{todo[0][1].where.split(' page ')[0]} pages {todo[0][1].page_index}-{todo[-1][1].page_index}"
-    whole = values_to_arrow(Var(offsets, np.concatenate([v.data for v in parts])), dtype, where)
+    whole = values_to_arrow(Var(offsets, data), dtype, where)
     try:
         validate_values(whole, where)
     except CorruptFileError:  # name the page whose dictionary is bad
@@ -221,6 +221,38 @@ def _load_dictionaries(items: list):
         counts = [len(d) for d in dicts]
     sizes = np.asarray(counts, np.int64)
     return whole, np.cumsum(sizes) - sizes, sizes
+
+
+def _variable_dictionaries(todo: list):
+    """``[(offsets, bytes)]`` of the pages' variable-width dictionaries (``Variable`` blocks,
+    under general compression or not), every page's offsets checked in one pass over all of
+    them; None when a page's dictionary is something else or fails a check (its own load
+    then says what is wrong, naming the page)."""
+    enc = todo[0][0].msg.dictionary
+    kind = enc.WhichOneof("compression")
+    inner = enc.general.values if kind == "general" else enc
+    if inner.WhichOneof("compression") != "variable" or any(
+            dec.msg.dictionary is not enc and dec.msg.dictionary != enc for dec, _ in todo[1:]):
+        return None
+    parts = []
+    try:
+        for dec, page in todo:
+            data = page.read(_DICT)
+            data = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data
+            if kind == "general":
+                data = decompress(enc.general.compression, data, page.where)
+            parts.append(block_parts(inner.variable, data, int(dec.msg.num_dictionary_items), page.where))
+    except CorruptFileError:
+        return None
+    offsets = np.concatenate([off for off, _ in parts])
+    ends = np.cumsum([len(off) for off, _ in parts]) - 1  # each page's last offset
+    steps = np.diff(offsets)
+    steps[ends[:-1]] = 0  # from one page's last offset to the next page's first
+    lasts = offsets[ends]
+    if (np.any(steps < 0) or (len(offsets) and offsets.min() < 0)
+            or np.any(lasts > np.fromiter((len(b) for _, b in parts), np.int64, len(parts)))):
+        return None
+    return parts
 
 
 def read_columns(items: list) -> list[PagePart]:
