@@ -333,3 +333,26 @@ def test_statistics_whose_checksums_fail_are_ignored_and_the_data_filtered(tmp_p
         open(damaged, "wb").write(bytes(bad))
         with pytest.warns(StatisticsWarning, match="checksum mismatch"):
             assert lancefile.read_table(damaged, columns=["c0"], filters=[("c0", "<", 1 << 30)]).equals(want)
+
+
+def test_statistics_are_a_2_0_file_in_2_0_files_and_a_bit_packed_2_1_file_otherwise(tmp_path):
+    # a 2.0 file's filtered reads never need the 2.1+ decoders; 2.1+ files get the smaller form
+    rng = np.random.default_rng(4)
+    n = 2_000_000
+    t = pa.table({"i": rng.integers(0, 1000, n), "f": rng.random(n)})
+    sizes = {}
+    for version, inner in [("2.0", "2.0"), ("2.1", "2.1"), ("2.2", "2.1")]:
+        p = tmp_path / f"s{version}.lance"
+        lancefile.write_table(t, p, version=version, checksums=False)
+        bare = tmp_path / f"b{version}.lance"
+        lancefile.write_table(t, bare, version=version, checksums=False, statistics=False)
+        sizes[version] = p.stat().st_size - bare.stat().st_size
+        r = lancefile.LanceFileReader(p)
+        stats = r._file_statistics()
+        assert stats.available and stats._reader.version == inner
+        got = r.read_all(filter=pc.field("i") < 3).to_table()
+        assert got.equals(t.filter(pc.field("i") < 3))
+        zones = r.statistics(["i"])["i"]
+        assert zones.column("min").to_pylist() == [int(t.column("i").slice(a, 8192).to_numpy().min())
+                                                   for a in range(0, n, 8192)]
+    assert sizes["2.1"] == sizes["2.2"] < 0.5 * sizes["2.0"], sizes

@@ -467,7 +467,7 @@ class LanceFileWriter:
         metadata.update({k: v.encode() for k, v in self._extra_metadata.items()})
         if self._stats is not None and self._stats.fields and self._num_rows:
             # a global buffer of its own, found by its magic: the schema is left as the user gave it
-            self._global_refs.append(sink.write_buffer(self._stats.to_bytes(self._num_rows)))
+            self._global_refs.append(sink.write_buffer(self._stats.to_bytes(self._num_rows, self.version.name)))
         self._lance_schema.metadata = metadata
         sink.write_tail(descriptor_bytes(self._lance_schema, self._num_rows), self._global_refs,
                         self._column_encodings(), self.version.footer)
