@@ -99,3 +99,49 @@ def test_list_layer_matches_numpy(rep, depth, base, with_defs, every_entry, seed
 def test_list_layer_refuses_list_starts_past_the_entries():
     with pytest.raises(ValueError, match="outside the 3 level entries"):
         kernels.list_layer(np.zeros(3, np.uint16), None, 1, 0, np.array([0, 3]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_span_values_equal_a_running_count(data):
+    defs = np.array(data.draw(st.lists(st.integers(0, 4), max_size=300)), np.uint16)
+    top = data.draw(st.integers(0, 4))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(defs)), max_size=12)))
+    starts = np.array(cuts[0::2][: len(cuts) // 2], np.int64)
+    lengths = np.array(cuts[1::2], np.int64) - starts
+    idx, pos, visible = kernels.span_values(defs, top, starts, lengths)
+    want_idx = np.concatenate([np.arange(a, a + n) for a, n in zip(starts, lengths)] + [np.zeros(0, np.int64)])
+    seen = defs <= top
+    want_pos = np.where(seen, np.cumsum(seen) - 1, -1)[want_idx]
+    assert idx.tolist() == want_idx.tolist() and pos.tolist() == want_pos.tolist()
+    assert visible == int(seen.sum())
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_select_part_cuts_spans_in_any_order(data):
+    # a take's spans (in order: counted by span_values) and spans out of order (a running count)
+    # give each span's levels and values
+    import pyarrow as pa
+
+    from lancefile.encodings.structural.base import EntrySpans, Leaf, select_part
+    from lancefile.format.version import GRAMMAR_2_2
+    from lancefile.encodings.structural.repdef import ITEM, LIST
+
+    leaf = Leaf(pa.int64(), (ITEM, LIST), GRAMMAR_2_2, "2.2")  # list<nullable int64>: visible defs <= 1
+    n = data.draw(st.integers(1, 200))
+    rep = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), np.uint16)
+    defs = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), np.uint16)
+    seen = defs <= leaf.max_visible
+    values = pa.array(np.arange(int(seen.sum())) * 10)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, n), min_size=2, max_size=10))))
+    pairs = [(a, b - a) for a, b in zip(cuts[0::2], cuts[1::2])]
+    if data.draw(st.booleans()):
+        pairs = pairs[::-1]
+    if not pairs:
+        return
+    spans = EntrySpans(np.array([a for a, _ in pairs], np.int64), np.array([k for _, k in pairs], np.int64))
+    part = select_part(rep, defs, values, spans, leaf, len(pairs), "w")
+    idx = np.concatenate([np.arange(a, a + k) for a, k in pairs])
+    assert part.rep.tolist() == rep[idx].tolist() and part.defs.tolist() == defs[idx].tolist()
+    assert part.values.to_pylist() == [10 * int(v) for v in (np.cumsum(seen) - 1)[idx][seen[idx]]]

@@ -20,8 +20,8 @@ import numpy as np
 
 from ._common import _helper, _Kernel, empty
 
-__all__ = ["list_layer", "rep_index_chunks", "rep_index_chunks_many", "row_spans", "leaf_levels", "expand_list", "map_levels",
-           "inner_validity"]
+__all__ = ["list_layer", "rep_index_chunks", "rep_index_chunks_many", "row_spans", "span_values", "leaf_levels",
+           "expand_list", "map_levels", "inner_validity"]
 
 
 @_Kernel
@@ -325,3 +325,54 @@ def inner_validity(defs: np.ndarray, list_base: int, bases) -> tuple[int, list]:
         valid = slots <= base
         out.append(None if valid.all() else valid)
     return len(slots), out
+
+
+@_Kernel
+def _k_span_values(defs, top, starts, lengths, idx, pos):
+    # entries of sorted, disjoint spans: their indices, and for each the values before it
+    # (visible entries: defs <= top) or -1 when it has none; returns all visible entries
+    c = 0
+    e = 0
+    k = 0
+    for s in range(starts.shape[0]):
+        a = starts[s]
+        while e < a:
+            if defs[e] <= top:
+                c += 1
+            e += 1
+        for _ in range(lengths[s]):
+            idx[k] = e
+            if defs[e] <= top:
+                pos[k] = c
+                c += 1
+            else:
+                pos[k] = -1
+            k += 1
+            e += 1
+    n = defs.shape[0]
+    while e < n:
+        if defs[e] <= top:
+            c += 1
+        e += 1
+    return c
+
+
+def span_values(defs: np.ndarray, top: int, starts: np.ndarray, lengths: np.ndarray):
+    """``(entries, value_pos, visible)`` for the entries of spans ``[starts, starts +
+    lengths)`` (sorted, disjoint, inside ``defs``): their indices, and the position among
+    the visible entries (``defs <= top``) of each, -1 for one that is not visible; and the
+    visible entries of all ``defs``. What cutting a take's rows out of decoded levels needs,
+    in one pass with no array as long as ``defs`` (a running count of 100K entries costs
+    ~0.8 ms in numpy, most of it faulting in the memory).
+
+    Example::
+
+        >>> span_values(np.array([0, 3, 0, 0, 3, 0], np.uint16), 2, np.array([1, 4]), np.array([2, 2]))
+        (array([1, 2, 4, 5]), array([-1,  1, -1,  3]), 4)
+    """
+    total = int(lengths.sum())
+    idx = np.empty(total, np.int64)
+    pos = np.empty(total, np.int64)
+    visible = _k_span_values(np.ascontiguousarray(defs), int(top), np.ascontiguousarray(starts, np.int64),
+                             np.ascontiguousarray(lengths, np.int64), idx, pos)
+    return idx, pos, int(visible)

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ...errors import CorruptFileError
 from ...format.version import Grammar
+from .. import kernels
 from ..arrowutil import range_indices
 from ..compressive.values import Values, to_arrow
 from .repdef import LIST, max_visible_def
@@ -137,12 +138,22 @@ def select_part(rep, defs, values: pa.Array, spans: EntrySpans, leaf: Leaf, num_
         if n_visible != len(values):
             raise CorruptFileError(f"{where}: {len(values)} values for {n_visible} visible level entries")
         return PagePart(rep[a:b], None if defs is None else defs[a:b], values.slice(va, vb - va), num_rows)
-    visible = defs <= leaf.max_visible if defs is not None else np.ones(n_entries, dtype=bool)
-    n_visible = int(visible.sum())
+    if defs is None:  # every entry holds a value
+        if n_entries != len(values):
+            raise CorruptFileError(f"{where}: {len(values)} values for {n_entries} visible level entries")
+        idx = spans.indices()
+        return PagePart(rep[idx], None, values.take(pa.array(idx)), num_rows)
+    s, n = spans.starts, spans.lengths
+    if len(s) and (s[0] < 0 or n.min() < 0 or s[-1] + n[-1] > n_entries):
+        raise CorruptFileError(f"{where}: rows' level entries lie outside the {n_entries} decoded")
+    if len(s) > 1 and np.any(s[1:] < s[:-1] + n[:-1]):  # not in order: a running count
+        visible = defs <= leaf.max_visible
+        n_visible = int(visible.sum())
+        idx = spans.indices()
+        value_pos = (np.cumsum(visible) - 1)[idx]
+        value_pos[~visible[idx]] = -1
+    else:  # a take's rows, in order: counted in one pass, no array as long as the levels
+        idx, value_pos, n_visible = kernels.span_values(defs, leaf.max_visible, s, n)
     if n_visible != len(values):
         raise CorruptFileError(f"{where}: {len(values)} values for {n_visible} visible level entries")
-    value_pos = np.cumsum(visible) - 1
-    idx = spans.indices()
-    vis = visible[idx]
-    return PagePart(rep[idx], None if defs is None else defs[idx],
-                    values.take(pa.array(value_pos[idx][vis])), num_rows)
+    return PagePart(rep[idx], defs[idx], values.take(pa.array(value_pos[value_pos >= 0])), num_rows)
