@@ -76,24 +76,27 @@ def miniblock_headers(data, base, ends, has_rep: bool, has_def: bool, word: int,
     return (*out, buf_at, buf_size)
 
 
-@_Kernel
-def _k_chunk_words(words, num_items, offsets, sizes, counts):
-    # word = ((chunk_bytes / 8 - 1) << 4) | log2(values); the last chunk holds the rest of
-    # num_items. Returns the values in chunks before the last (to check against num_items).
+@_helper
+def _chunk_words(words, c, n, num_items, offsets, sizes, counts):
+    # Chunks c..c+n-1 of one page: word = ((chunk_bytes / 8 - 1) << 4) | log2(values), offsets
+    # from the page's start; the last chunk holds the rest of num_items.
     pos = 0
     before = 0
-    n = words.shape[0]
-    for c in range(n):
-        w = np.int64(words[c])
-        sizes[c] = ((w >> 4) + 1) * 8
-        offsets[c] = pos
-        pos += sizes[c]
-        counts[c] = np.int64(1) << (w & 0xF)
-        if c < n - 1:
-            before += counts[c]
+    for i in range(c, c + n):
+        w = np.int64(words[i])
+        sizes[i] = ((w >> 4) + 1) * 8
+        offsets[i] = pos
+        pos += sizes[i]
+        counts[i] = np.int64(1) << (w & 0xF)
+        if i < c + n - 1:
+            before += counts[i]
     if n:
-        counts[n - 1] = num_items - before
-    return before
+        counts[c + n - 1] = num_items - before
+
+
+@_Kernel
+def _k_chunk_words(words, num_items, offsets, sizes, counts):
+    _chunk_words(words, 0, words.shape[0], num_items, offsets, sizes, counts)
 
 
 def miniblock_chunk_words(raw, word: int, num_items: int):
@@ -108,24 +111,11 @@ def miniblock_chunk_words(raw, word: int, num_items: int):
 
 @_Kernel
 def _k_chunk_words_many(words, page_words, num_items, offsets, sizes, counts):
-    # _k_chunk_words for pages back to back: page k has page_words[k] words (chunks);
-    # offsets restart at 0 on each page, its last chunk holds the rest of num_items[k].
+    # _chunk_words for pages back to back: page k has page_words[k] words (chunks)
     c = 0
     for k in range(page_words.shape[0]):
-        pos = 0
-        before = 0
-        n = page_words[k]
-        for i in range(n):
-            w = np.int64(words[c + i])
-            sizes[c + i] = ((w >> 4) + 1) * 8
-            offsets[c + i] = pos
-            pos += sizes[c + i]
-            counts[c + i] = np.int64(1) << (w & 0xF)
-            if i < n - 1:
-                before += counts[c + i]
-        if n:
-            counts[c + n - 1] = num_items[k] - before
-        c += n
+        _chunk_words(words, c, page_words[k], num_items[k], offsets, sizes, counts)
+        c += page_words[k]
 
 
 def miniblock_chunk_words_many(words: np.ndarray, page_words, num_items):

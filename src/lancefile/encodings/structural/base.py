@@ -76,6 +76,16 @@ class PageLayoutBase:
         return new
 
 
+def message_key(msg, *cleared: str) -> bytes:
+    """``msg`` serialized without the fields ``cleared``: what pages whose encodings differ
+    only in those fields (their counts, say) have in common."""
+    key = type(msg)()
+    key.CopyFrom(msg)
+    for name in cleared:
+        key.ClearField(name)
+    return key.SerializeToString(deterministic=True)
+
+
 @dataclass
 class PagePart:
     """Decoded rows of one page: levels per entry and values per visible entry."""

@@ -30,7 +30,7 @@ from ..page import PageData
 from ..registry import LAYOUT
 from ..selection import Selection
 from .full_zip_many import take_pages
-from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, message_key, select_part, values_to_arrow
 from .repdef import canonical_defs, page_max_visible
 
 __all__ = ["FullZipPage"]
@@ -79,13 +79,8 @@ class FullZipPage(PageLayoutBase):
             raise CorruptFileError(f"{where}: a full-zip page of a list field has no repetition bits")
         # a take's pages with the same item layout (all but counts and value encoding) are read
         # together; pages of fixed-size rows without an index need no more than a read each
-        self.batch_key = None
-        if self.has_index:
-            key = type(msg)()
-            key.CopyFrom(msg)
-            for name in ("num_items", "num_visible_items", "value_compression"):
-                key.ClearField(name)
-            self.batch_key = b"full-zip:" + key.SerializeToString(deterministic=True)
+        self.batch_key = (b"full-zip:" + message_key(msg, "num_items", "num_visible_items", "value_compression")
+                          if self.has_index else None)
 
     take_pages = staticmethod(take_pages)
     batches_ranges = False  # a range's pages are read one by one: they hold many rows each

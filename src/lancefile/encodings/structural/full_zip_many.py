@@ -113,8 +113,7 @@ def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.nd
         has = vl >= 0
         starts, lengths = np.where(has, vs, 0), np.where(has, vl, 0)
     encodings = [dec.msg.value_compression for dec, *_ in items]
-    first = encodings[0].SerializeToString()
-    if all(e is encodings[0] or e.SerializeToString() == first for e in encodings[1:]):
+    if all(e == encodings[0] for e in encodings[1:]):
         groups = [(0, len(starts), items[0])]
     else:  # entries of page k: their bytes lie in [page_bytes[k], page_bytes[k + 1])
         where_at = np.where(lengths > 0, starts, -1)

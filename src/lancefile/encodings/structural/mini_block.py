@@ -36,7 +36,7 @@ from ..page import PageData
 from ..arrowutil import validate_values
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, message_key, select_part, values_to_arrow
 from .mini_block_many import (_DATA, _DICT, _META, KEEP_DICTIONARY_BYTES, MAX_CHUNK_VALUES, MAX_PAGE_ITEMS,
                               read_columns, take_pages)
 from .repdef import def_mapping, map_defs
@@ -102,11 +102,7 @@ class MiniBlockPage(PageLayoutBase):
     def shape_key(msg) -> bytes:
         """The message without its counts (``num_items``, ``num_dictionary_items``): nothing
         __init__ checks depends on them, they are read from ``msg`` when used."""
-        key = type(msg)()
-        key.CopyFrom(msg)
-        key.ClearField("num_items")
-        key.ClearField("num_dictionary_items")
-        return key.SerializeToString(deterministic=True)
+        return message_key(msg, "num_items", "num_dictionary_items")
 
     def _reset(self) -> None:
         self._chunks = None

@@ -187,15 +187,10 @@ def _load_dictionaries(items: list):
     if not todo or pa.types.is_dictionary(todo[0][0].leaf.dtype):
         return None
     dtype = todo[0][0].leaf.dtype
-    parts = _variable_dictionaries(todo)
-    if parts is None:
+    got = _variable_dictionaries(todo)
+    if got is None:
         return None  # fixed-width items, or a page whose own load reports what is wrong
-    counts = [len(off) - 1 for off, _ in parts]
-    sizes = np.fromiter((off[-1] - off[0] for off, _ in parts), np.int64, len(parts))
-    bases = np.cumsum(sizes) - sizes
-    offsets = np.concatenate([off[:-1] - off[0] + b for (off, _), b in zip(parts, bases.tolist())]
-                             + [sizes.sum(keepdims=True)])
-    data = np.concatenate([body[off[0] : off[-1]] for off, body in parts])
+    offsets, data, counts = got
     where = f"{todo[0][1].where.split(' page ')[0]} pages {todo[0][1].page_index}-{todo[-1][1].page_index}"
     whole = values_to_arrow(Var(offsets, data), dtype, where)
     try:
@@ -224,15 +219,14 @@ def _load_dictionaries(items: list):
 
 
 def _variable_dictionaries(todo: list):
-    """``[(offsets, bytes)]`` of the pages' variable-width dictionaries (``Variable`` blocks,
-    under general compression or not), every page's offsets checked in one pass over all of
-    them; None when a page's dictionary is something else or fails a check (its own load
-    then says what is wrong, naming the page)."""
+    """``(offsets, bytes, items of each page)`` of the pages' variable-width dictionaries
+    (``Variable`` blocks, under general compression or not) laid end to end, every page's
+    offsets checked in one pass over all of them; None when a page's dictionary is something
+    else or fails a check (its own load then says what is wrong, naming the page)."""
     enc = todo[0][0].msg.dictionary
     kind = enc.WhichOneof("compression")
     inner = enc.general.values if kind == "general" else enc
-    if inner.WhichOneof("compression") != "variable" or any(
-            dec.msg.dictionary is not enc and dec.msg.dictionary != enc for dec, _ in todo[1:]):
+    if inner.WhichOneof("compression") != "variable" or any(dec.msg.dictionary != enc for dec, _ in todo[1:]):
         return None
     parts = []
     try:
@@ -244,15 +238,19 @@ def _variable_dictionaries(todo: list):
             parts.append(block_parts(inner.variable, data, int(dec.msg.num_dictionary_items), page.where))
     except CorruptFileError:
         return None
-    offsets = np.concatenate([off for off, _ in parts])
-    ends = np.cumsum([len(off) for off, _ in parts]) - 1  # each page's last offset
-    steps = np.diff(offsets)
-    steps[ends[:-1]] = 0  # from one page's last offset to the next page's first
-    lasts = offsets[ends]
-    if (np.any(steps < 0) or (len(offsets) and offsets.min() < 0)
-            or np.any(lasts > np.fromiter((len(b) for _, b in parts), np.int64, len(parts)))):
+    firsts = np.fromiter((off[0] for off, _ in parts), np.int64, len(parts))
+    lasts = np.fromiter((off[-1] for off, _ in parts), np.int64, len(parts))
+    room = np.fromiter((len(body) for _, body in parts), np.int64, len(parts))
+    if np.any(firsts < 0) or np.any(lasts < firsts) or np.any(lasts > room):
         return None
-    return parts
+    nbytes = lasts - firsts
+    bases = (np.cumsum(nbytes) - nbytes - firsts).tolist()
+    # each page's offsets moved to where its bytes go; a page's last offset is the next one's first
+    offsets = np.concatenate([off[:-1] + b for (off, _), b in zip(parts, bases)] + [nbytes.sum(keepdims=True)])
+    if np.any(np.diff(offsets) < 0):
+        return None
+    data = np.concatenate([body[a:z] for (_, body), a, z in zip(parts, firsts.tolist(), lasts.tolist())])
+    return offsets, data, [len(off) - 1 for off, _ in parts]
 
 
 def read_columns(items: list) -> list[PagePart]:
