@@ -97,13 +97,17 @@ class Runner:
                 path.unlink()
             if lib == real:
                 return timed(lambda: L.LIBS[lib].write(path, table.schema, table, version))[0]
-            # lancefile fsyncs before renaming the file into place, pylance does not: this
-            # run shows what that durability costs (os.fsync skipped in this process only)
-            fsync, os.fsync = os.fsync, lambda fd: None
+            # lancefile flushes the file to disk (background fdatasyncs while writing, an fsync
+            # before renaming it into place), pylance does not: this run shows what that
+            # durability costs (both skipped in this process only)
+            saved = {n: getattr(os, n) for n in ("fsync", "fdatasync") if hasattr(os, n)}
+            for n in saved:
+                setattr(os, n, lambda fd: None)
             try:
                 return timed(lambda: L.LIBS[real].write(path, table.schema, table, version))[0]
             finally:
-                os.fsync = fsync
+                for n, fn in saved.items():
+                    setattr(os, n, fn)
 
         # lancefile's write (and its no-fsync run) only at versions it writes: the report says n/a
         writers = [lib for lib in libs if self.writes(lib, version)]

@@ -175,3 +175,42 @@ def test_value_bytes_zero_for_other_types(t):
     from lancefile.writer import _value_bytes
 
     assert _value_bytes(t) == 0
+
+
+def _synced_writes(tmp_path, monkeypatch, fail_after=None):
+    """Write ~1 MB in small batches with a background flush every 64 KiB; ``os.fdatasync``
+    is counted and, after ``fail_after`` calls, fails as a full disk would."""
+    import errno
+
+    import lancefile.sink as sink_mod
+
+    monkeypatch.setattr(sink_mod, "_SYNC_EVERY_BYTES", 64 << 10)
+    monkeypatch.setattr(sink_mod, "_QUEUE_BYTES", 16 << 10)
+    calls = []
+    real = getattr(os, "fdatasync", os.fsync)
+
+    def fake(fd):
+        calls.append(fd)
+        if fail_after is not None and len(calls) > fail_after:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd)
+
+    monkeypatch.setattr(os, "fdatasync" if hasattr(os, "fdatasync") else "fsync", fake)
+    path = tmp_path / "f.lance"
+    t = pa.table({"x": pa.array(np.random.default_rng(0).integers(0, 2**62, 128_000))})
+    with lancefile.LanceFileWriter(path, t.schema, version="2.0", max_page_bytes=32 << 10) as w:
+        for b in t.to_batches(max_chunksize=8_000):
+            w.write_batch(b)
+    return path, t, calls
+
+
+def test_written_bytes_flushed_to_disk_while_writing(tmp_path, monkeypatch):
+    path, t, calls = _synced_writes(tmp_path, monkeypatch)
+    assert calls  # flushed while the data went out (a flush starts once the previous one ended)
+    assert lancefile.read_table(path).equals(t)
+
+
+def test_failed_background_flush_fails_the_write_and_leaves_nothing(tmp_path, monkeypatch):
+    with pytest.raises(lancefile.LanceIOError, match="No space left"):
+        _synced_writes(tmp_path, monkeypatch, fail_after=0)
+    assert _only(tmp_path) == []

@@ -34,6 +34,7 @@ _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 _QUEUE_BYTES = 8 << 20  # bytes the sink queues before it writes them out (one writev)
 _OUT_OF_LINE_COPY_BYTES = 16 << 20  # out-of-line values up to this are gathered into one buffer first
+_SYNC_EVERY_BYTES = 32 << 20  # written bytes between two background flushes to disk (see FileSink.sync)
 
 
 class FileSink:
@@ -54,6 +55,8 @@ class FileSink:
         # small writes (a wide table's pages, padding) wait here and go out in one writev
         self._queue: list[memoryview] = []
         self._queued = 0
+        self._unsynced = 0  # bytes written since the last background flush began
+        self._syncing = None  # that flush (a future), while it runs
 
     def write(self, data) -> int:
         """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts.
@@ -98,6 +101,39 @@ class FileSink:
                 i += 1
             if n:
                 views[i] = views[i][n:]
+        self._unsynced += sum(len(v) for v in views)
+        if self._unsynced >= _SYNC_EVERY_BYTES and (self._syncing is None or self._syncing.done()):
+            self._background_sync()
+
+    def _background_sync(self) -> None:
+        """Start flushing what is written so far to disk, on another thread, while encoding
+        goes on: the fsync that ends the file then has only the tail left to wait for."""
+        from .threadpools import shared_pool
+
+        if self._syncing is not None:
+            self._syncing.result()  # an error of the previous one (disk full...) surfaces here
+        self._unsynced = 0
+        self._syncing = shared_pool("sync", 1).submit(os.fdatasync if hasattr(os, "fdatasync") else os.fsync,
+                                                      self.file.fileno())
+
+    def sync(self) -> None:
+        """Everything written is on disk (the background flush awaited, then fsync)."""
+        self.flush()
+        if self._syncing is not None:
+            self._syncing.result()
+            self._syncing = None
+        os.fsync(self.file.fileno())
+
+    def discard(self) -> None:
+        """Close the file without finishing it (its background flush awaited, errors ignored:
+        the file is about to be removed)."""
+        if self._syncing is not None:
+            try:
+                self._syncing.result()
+            except OSError:
+                pass
+            self._syncing = None
+        self.file.close()
 
     def align(self) -> None:
         pad = (-self.pos) % self.alignment

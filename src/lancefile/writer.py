@@ -171,7 +171,9 @@ class LanceFileWriter:
     path:
         Destination: a local path, an object-store URI (``s3://``, ``gs://``, ``az://``,
         ``memory://``, ``file://``) or a writable binary file object. Nothing appears there
-        until :meth:`close` succeeds.
+        until :meth:`close` succeeds. A local file is written beside the destination and
+        renamed into place once it is on disk (flushed in the background while it is
+        written, then fsynced), so a finished write survives a crash.
     schema:
         The Arrow schema; taken from the first batch when omitted.
     storage_options, filesystem:
@@ -432,8 +434,7 @@ class LanceFileWriter:
                     f"cannot finish {self.path}: no schema was given and no data was written"
                 )
             self._finish()
-            self._sink.flush()
-            os.fsync(self._sink.file.fileno())
+            self._sink.sync()
             if os.path.isdir(self._target):  # made since the writer was opened: os.replace would say only "Is a directory"
                 raise LanceIOError(f"cannot write {self.path}: it is a directory")
             if os.name == "nt":  # Windows cannot rename an open file (and has no locks to keep)
@@ -482,7 +483,7 @@ class LanceFileWriter:
         sink, self._sink = self._sink, None
         if sink is not None:
             try:
-                sink.file.close()
+                sink.discard()
             except OSError:
                 pass
         try:
