@@ -242,25 +242,90 @@ class LanceDataset:
                     yield batch
 
     def to_batches(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                   filter=None) -> Iterator[pa.RecordBatch]:
+                   filter=None, offset: int | None = None, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the live rows, fragment after fragment, as batches of at most ``batch_size`` rows.
 
         ``filter`` (a ``pyarrow.compute.Expression`` or a DNF list, as in
         :func:`lancefile.read_table`) keeps the matching rows only; zones whose statistics
-        rule it out are not read.
+        rule it out are not read. ``offset`` skips that many of the rows (after the filter),
+        ``limit`` stops after that many, as pylance's; without a filter, the fragments and
+        rows before ``offset`` are not read.
+
+        Example::
+
+            >>> import lancefile, pyarrow as pa, tempfile, os
+            >>> uri = os.path.join(tempfile.mkdtemp(), "d.lance")
+            >>> ds = lancefile.write_dataset(pa.table({"a": list(range(10))}), uri, max_rows_per_file=4)
+            >>> [b["a"].to_pylist() for b in ds.to_batches(offset=3, limit=4)]
+            [[3], [4, 5, 6]]
         """
         batch_size = _check_batch_size(batch_size)
         scan = self._scan(columns, filter)
+        skip, left = _check_window(offset, limit)
+        if left is None and not skip:
+            for frag in self._fragments:
+                yield from self._fragment_batches(frag, scan, batch_size)
+            return
         for frag in self._fragments:
-            yield from self._fragment_batches(frag, scan, batch_size)
+            if left == 0:
+                return
+            if scan[2] is None:  # no filter: the window is found from the fragments' live counts
+                live = frag.count_rows()
+                if skip >= live:
+                    skip -= live
+                    continue
+                stop = live if left is None else min(live, skip + left)
+                first, last = (int(x) for x in frag.live_offsets(np.array([skip, stop - 1], np.int64)))
+                batches = frag.to_batches(batch_size=batch_size, start=first, stop=last + 1, _projection=scan[0])
+                skip = 0
+            else:
+                batches = self._fragment_batches(frag, scan, batch_size)
+            for batch in batches:
+                if skip >= batch.num_rows:
+                    skip -= batch.num_rows
+                    continue
+                batch = batch.slice(skip, None if left is None else left)
+                skip = 0
+                if left is not None:
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if left == 0:
+                    return
 
     def to_table(self, columns: Sequence[str] | None = None, *, batch_size: int = 1 << 16,
-                 filter=None) -> pa.Table:
-        """All live rows (or the given columns, or the rows matching ``filter``) as one Table."""
+                 filter=None, offset: int | None = None, limit: int | None = None) -> pa.Table:
+        """All live rows (or the given columns, or the rows matching ``filter``) as one Table;
+        ``offset`` and ``limit`` cut a window of them, as in :meth:`to_batches`.
+
+        Example::
+
+            >>> import lancefile, pyarrow as pa, tempfile, os
+            >>> uri = os.path.join(tempfile.mkdtemp(), "d.lance")
+            >>> ds = lancefile.write_dataset(pa.table({"a": list(range(10))}), uri, max_rows_per_file=4)
+            >>> ds.to_table(filter=pa.compute.field("a") >= 5, offset=1, limit=2)["a"].to_pylist()
+            [6, 7]
+        """
         batch_size = _check_batch_size(batch_size)
         scan = self._scan(columns, filter)
+        if offset is not None or limit is not None:
+            batches = self.to_batches(columns, batch_size=batch_size, filter=filter, offset=offset, limit=limit)
+            return pa.Table.from_batches(list(batches), schema=scan[0].schema)
         parts = _map_fragments(lambda frag: list(self._fragment_batches(frag, scan, batch_size)), self._fragments)
         return pa.Table.from_batches([b for part in parts for b in part], schema=scan[0].schema)
+
+    def head(self, num_rows: int, columns: Sequence[str] | None = None, *, filter=None) -> pa.Table:
+        """The first ``num_rows`` live rows (matching ``filter``), as pylance's ``head``; reads
+        only the fragments and rows they come from.
+
+        Example::
+
+            >>> import lancefile, pyarrow as pa, tempfile, os
+            >>> uri = os.path.join(tempfile.mkdtemp(), "d.lance")
+            >>> lancefile.write_dataset(pa.table({"a": [1, 2, 3]}), uri).head(2)["a"].to_pylist()
+            [1, 2]
+        """
+        return self.to_table(columns, filter=filter, limit=num_rows)
 
     def to_reader(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
                   filter=None) -> pa.RecordBatchReader:
@@ -404,6 +469,19 @@ if hasattr(os, "register_at_fork"):
 def _timestamp(m: table_pb2.Manifest) -> _dt.datetime:
     ts = m.timestamp
     return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc).replace(tzinfo=None)
+
+
+def _check_window(offset, limit) -> tuple[int, int | None]:
+    """(rows to skip, rows to return or None for all) from ``offset`` and ``limit``."""
+    out = []
+    for name, v in (("offset", offset), ("limit", limit)):
+        if v is None:
+            out.append(0 if name == "offset" else None)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise InvalidInputError(f"{name} must be a non-negative integer, not {v!r}")
+        out.append(int(v))
+    return out[0], out[1]
 
 
 def _check_batch_size(batch_size) -> int:

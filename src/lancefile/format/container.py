@@ -30,7 +30,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import add
 from typing import NamedTuple, Sequence
 
@@ -200,7 +200,14 @@ def _page_info(page, limit: int, where: str, p_i: int) -> PageInfo:
             or max(map(add, offs, sizes), default=0) > limit or enc.WhichOneof("location") != "direct"):
         pw = f"{where} page {p_i}"  # the slow path says what is wrong
         return PageInfo(_check_buffers(offs, sizes, limit, pw), page.length, _direct_bytes(enc, pw), page.priority)
-    return PageInfo(tuple(map(BufferRef, offs, sizes)), page.length, enc.direct.encoding, page.priority)
+    # tuple.__new__ rather than the named tuples' Python-level constructors: this runs for
+    # every page a read touches (hundreds in a take of a nested file)
+    refs = tuple(map(_new_tuple, _BUFFER_REF, zip(offs, sizes)))
+    return _new_tuple(PageInfo, (refs, page.length, enc.direct.encoding, page.priority))
+
+
+_new_tuple = tuple.__new__
+_BUFFER_REF = repeat(BufferRef)
 
 
 @dataclass(frozen=True)
