@@ -579,7 +579,9 @@ def render(result: dict, markdown: bool = True) -> str:
                       "Streaming write of generated batches (~8 MB each) and a scan with batch_size=1024 of the "
                       "file that write produced"
                       + (f" (lancefile, which does not write {version}, scans pylance's)" if na else "")
-                      + ". Baseline: RSS after imports and set-up, just before the operation.", "", mem]
+                      + ". Baseline: RSS after imports, set-up and a warm-up write and scan of 20,000 rows (so "
+                      "what a library loads once per process, such as numba's kernels, is not counted as data: "
+                      "the start-up section measures it), just before the operation.", "", mem]
         if page and page["version"] == version:
             parts += ["", f"## Lance {version}: scan of one {_size_mb(_largest_page_mb(page))} MB page", "",
                       one_page_text(page)]
