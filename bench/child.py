@@ -53,14 +53,14 @@ def memory(args) -> dict:
     import pyarrow as pa
 
     lib, spec = libs.get(args.lib), table_spec(args.table)
+    if args.op in ("write", "scan"):
+        _warm_up(lib, spec, args)
     numba_before = "numba" in sys.modules
     live = [0]  # peak of the memory held in pyarrow's pool (lancefile's and parquet's buffers)
 
     def sample():
         live[0] = max(live[0], pa.total_allocated_bytes())
 
-    if args.op in ("write", "scan"):
-        _warm_up(lib, spec, args)
     if args.op == "write":
         batches = spec.batches(args.rows, seed=args.seed)
         first = next(batches)  # generating a batch costs memory too: count it in the baseline
