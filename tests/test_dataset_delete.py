@@ -68,12 +68,21 @@ def test_delete_of_nothing_makes_no_version(tmp_path):
     assert ds.delete(pc.field("k") > 1000).version == 1
 
 
-def test_delete_refuses_sql_text_and_missing_columns(tmp_path):
-    ds = lancefile.write_dataset(_table(10), str(tmp_path / "ds"))
-    with pytest.raises(lancefile.InvalidInputError, match="Expression"):
-        ds.delete("k < 3")
+def test_delete_takes_sql_text_as_pylance_and_refuses_missing_columns(tmp_path):
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    lancefile.write_dataset(_table(10), ours)
+    lance.write_dataset(_table(10), theirs)
+    assert lancefile.dataset(ours).delete("k < 3 OR k IN (7, 8)").version == 2
+    lance.dataset(theirs).delete("k < 3 OR k IN (7, 8)")
+    assert same(lancefile.dataset(ours).to_table(), lance.dataset(theirs).to_table())
+    assert same(lance.dataset(ours).to_table(), lance.dataset(theirs).to_table())
+    ds = lancefile.dataset(ours)
+    with pytest.raises(lancefile.InvalidInputError, match="position 4"):
+        ds.delete("k < ")
     with pytest.raises(lancefile.ColumnNotFoundError, match="nope"):
         ds.delete(pc.field("nope") < 3)
+    with pytest.raises(lancefile.ColumnNotFoundError, match="nope"):
+        ds.delete("nope < 3")
 
 
 def test_delete_conflicts_with_a_concurrent_overwrite_but_not_an_append(tmp_path):

@@ -176,8 +176,11 @@ def test_bad_filters_are_clear(tmp_path):
         lancefile.read_table(path, filters=pc.field("a") + 1)
     with pytest.raises(lancefile.InvalidInputError, match="'a', '~~'"):  # an unsupported operator
         lancefile.read_table(path, filters=[("a", "~~", 1)])
-    with pytest.raises(lancefile.InvalidInputError):
-        lancefile.read_table(path, filters="a > 1")
+    with pytest.raises(lancefile.InvalidInputError, match="not bytes"):
+        lancefile.read_table(path, filters=b"a > 1")
+    with pytest.raises(lancefile.InvalidInputError, match="position 4"):  # SQL text, read as pylance reads it
+        lancefile.read_table(path, filters="a > ")
+    assert lancefile.read_table(path, filters="a > 1")["a"].to_pylist() == [2]
 
 
 def test_damaged_statistics_are_ignored_with_a_warning(tmp_path):

@@ -34,8 +34,9 @@ def read_table(source, columns: Sequence[str] | None = None, *, batch_size: int 
                filesystem=None) -> pa.Table:
     """Read a whole Lance file (or the given columns) into a Table.
 
-    ``filters``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF form
-    (``[("a", ">", 5), ("b", "in", {"x", "y"})]``, a list of such lists for OR); only
+    ``filters``: a ``pyarrow.compute.Expression``, pyarrow.parquet's DNF form
+    (``[("a", ">", 5), ("b", "in", {"x", "y"})]``, a list of such lists for OR) or SQL text
+    as pylance takes it (``"a > 5 AND b IN ('x', 'y')"``, see :mod:`lancefile.sqlfilter`); only
     matching rows are returned, in file order, and zones the file's statistics rule out are
     never read. ``verify_checksums``, ``storage_options`` and ``filesystem``: see :class:`LanceFileReader`.
 

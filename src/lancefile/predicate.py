@@ -39,12 +39,18 @@ _FLIP = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_eq
          "greater": "less", "greater_equal": "less_equal"}
 
 
-def to_expression(filters) -> pc.Expression | None:
-    """A filter as an Expression: Expressions pass through, DNF lists are converted as pyarrow.parquet does."""
+def to_expression(filters, schema: pa.Schema | None = None) -> pc.Expression | None:
+    """A filter as an Expression: Expressions pass through, DNF lists are converted as
+    pyarrow.parquet does, SQL text (``"id > 5 AND name LIKE 'a%'"``, as pylance takes) as
+    :func:`lancefile.sqlfilter.sql_to_expression` reads it against ``schema``."""
     if filters is None:
         return None
     if isinstance(filters, pc.Expression):
         return filters
+    if isinstance(filters, str):
+        from .sqlfilter import sql_to_expression
+
+        return sql_to_expression(filters, schema)
     if isinstance(filters, (list, tuple)):
         from pyarrow.parquet import filters_to_expression
 
@@ -52,8 +58,8 @@ def to_expression(filters) -> pc.Expression | None:
             return filters_to_expression(list(filters))
         except (ValueError, TypeError, NotImplementedError, pa.ArrowException) as exc:
             raise InvalidInputError(f"bad filter {filters!r}: {exc}") from None
-    raise InvalidInputError(f"a filter is a pyarrow.compute.Expression or a list of (column, op, value) tuples, "
-                            f"not {type(filters).__name__}")
+    raise InvalidInputError(f"a filter is a pyarrow.compute.Expression, SQL text or a list of (column, op, value) "
+                            f"tuples, not {type(filters).__name__}")
 
 
 @dataclass

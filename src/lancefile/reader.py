@@ -436,7 +436,7 @@ class LanceFileReader:
         Without statistics this is the whole range. Rows outside the ranges cannot match.
         """
         stop = self._num_rows if stop is None else stop
-        return self._file_statistics().matching_ranges(to_expression(filter), start, stop)
+        return self._file_statistics().matching_ranges(to_expression(filter, self._full_schema), start, stop)
 
     def _filtered_batches(self, expr, start: int, stop: int, batch_size: int):
         fields = check_filter(expr, self._full_schema, self.path)
@@ -444,7 +444,7 @@ class LanceFileReader:
         whole = {f.name for f, keep in self._projection if keep is None}
         local = all(n in whole for n in needed)
         probe = None
-        plan = self._file_statistics().filter_plan(to_expression(expr), start, stop)
+        plan = self._file_statistics().filter_plan(to_expression(expr, self._full_schema), start, stop)
         # rows are read and filtered in large batches (a filter call costs the same for 1,000
         # rows as for 50,000), then handed out in batches of at most ``batch_size``
         inner = max(batch_size, _FILTER_BATCH_ROWS)
@@ -475,15 +475,16 @@ class LanceFileReader:
                  filter=None) -> ReaderResults:
         """Read every row (of the projected columns), or those matching ``filter``.
 
-        ``filter``: a ``pyarrow.compute.Expression`` or pyarrow.parquet's DNF list of
-        ``(column, op, value)`` tuples; it may name columns that are not projected. Zones
+        ``filter``: a ``pyarrow.compute.Expression``, pyarrow.parquet's DNF list of
+        ``(column, op, value)`` tuples or SQL text (``"x > 5 OR s IS NULL"``, as pylance
+        reads it: :mod:`lancefile.sqlfilter`); it may name columns that are not projected. Zones
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
         ``batch_readahead``: batches decoded ahead while the results are iterated (0: none).
         """
         self._check_open()
         bs = self._check_batch_size(batch_size)
         ahead = check_readahead(batch_readahead)
-        expr = to_expression(filter)
+        expr = to_expression(filter, self._full_schema)
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
             return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema, ahead)

@@ -213,7 +213,7 @@ class LanceDataset:
     def _scan(self, columns, filter) -> tuple[Projection, Projection, object]:
         """(output projection, projection read, filter expression or None)."""
         projection = Projection(self._lance_schema, self.schema, columns)
-        expr = to_expression(filter)
+        expr = to_expression(filter, self.schema)
         if expr is None:
             return projection, projection, None
         fields = check_filter(expr, self.schema, self.uri)
@@ -245,7 +245,7 @@ class LanceDataset:
                    filter=None, offset: int | None = None, limit: int | None = None) -> Iterator[pa.RecordBatch]:
         """Stream the live rows, fragment after fragment, as batches of at most ``batch_size`` rows.
 
-        ``filter`` (a ``pyarrow.compute.Expression`` or a DNF list, as in
+        ``filter`` (a ``pyarrow.compute.Expression``, a DNF list or SQL text, as in
         :func:`lancefile.read_table`) keeps the matching rows only; zones whose statistics
         rule it out are not read. ``offset`` skips that many of the rows (after the filter),
         ``limit`` stops after that many, as pylance's; without a filter, the fragments and
@@ -364,7 +364,8 @@ class LanceDataset:
 
     # -- changing -----------------------------------------------------------------------------
     def delete(self, filter) -> "LanceDataset":
-        """Delete the rows matching ``filter`` (an Expression or DNF list); returns the dataset at the new version.
+        """Delete the rows matching ``filter`` (an Expression, DNF list or SQL text such as
+        ``"id < 100"``, as pylance's ``delete``); returns the dataset at the new version.
 
         Writes deletion files (the rows themselves stay in their data files until compaction,
         as in the reference); when nothing matches, no version is made.

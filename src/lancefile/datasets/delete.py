@@ -50,10 +50,7 @@ def _matching_offsets(frag, expr, columns: list[str]) -> np.ndarray:
 
 def delete_rows(ds, filter) -> LoadedManifest | None:
     """Delete the rows of ``ds`` matching ``filter``; returns the new version's manifest (None: no row matched)."""
-    if isinstance(filter, str):
-        raise InvalidInputError("lancefile takes a pyarrow.compute.Expression or a DNF list as the delete "
-                                f"predicate, not SQL text ({filter!r})")
-    expr = to_expression(filter)
+    expr = to_expression(filter, ds.schema)
     if expr is None:
         raise InvalidInputError("delete needs a predicate; to remove every row, overwrite the dataset")
     fields = check_filter(expr, ds.schema, ds.uri)

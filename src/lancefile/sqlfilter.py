@@ -1,0 +1,487 @@
+"""SQL ``WHERE`` conditions as filters: ``"id > 10 AND name LIKE 'a%'"``, as pylance takes them.
+
+pylance's ``to_table(filter=...)``, ``count_rows(filter=...)`` and ``delete(...)`` take SQL
+text; :func:`sql_to_expression` turns the same text into a ``pyarrow.compute.Expression``, which
+every lancefile read evaluates (and prunes zones with, through the files' statistics).
+
+Supported, with SQL's meaning:
+
+* comparisons ``= == != <> < <= > >=`` between columns, literals and ``+ - *`` arithmetic;
+* ``AND``, ``OR``, ``NOT`` and parentheses; a boolean column on its own;
+* ``x IS [NOT] NULL``, ``x [NOT] IN (v, ...)``, ``x [NOT] BETWEEN a AND b``, ``x [NOT] LIKE 'p%_'``;
+* literals: integers, decimals (``1.5``, ``2e3``), ``'strings'`` (``''`` for a quote), ``TRUE``,
+  ``FALSE``, ``NULL``, ``DATE '2024-01-31'``, ``TIMESTAMP '2024-01-31 12:00:00'``;
+* column names as words, in double quotes or backquotes (``"my col"``, ```order```), and
+  ``a.b`` for field ``b`` of struct column ``a``.
+
+Floats order as in the reference (IEEE total order): a NaN equals a NaN and is greater than
+every number, so ``f > 2`` keeps the NaNs of ``f`` and ``f < 2`` does not (Arrow's own
+comparisons say false for both). The reference orders a NaN with its sign bit set (``-f`` of a
+NaN) before every number; here every NaN sorts last.
+
+Beyond the reference: a string compared with a date, time, timestamp or decimal column is read
+as a value of that column's type (``ts > '2024-01-01'``; the reference wants
+``TIMESTAMP '2024-01-01 00:00:00'``), identifiers may be double-quoted, and an IN list may mix
+integers and decimals.
+
+SQL's three-valued logic is kept: a comparison with a null is unknown, and a row is kept only
+where the whole condition is true, so ``NOT (x = 1)`` drops the rows where ``x`` is null, and
+``x NOT IN (1, NULL)`` keeps no row. (The condition is put in negation normal form: each ``NOT``
+moves down to a comparison, which it reverses.)
+
+Example::
+
+    >>> import pyarrow as pa
+    >>> t = pa.table({"id": [1, 2, 3, None], "name": ["ab", "b", None, "ac"]})
+    >>> t.filter(sql_to_expression("id >= 2 OR name LIKE 'a%'", t.schema)).to_pydict()
+    {'id': [1, 2, 3, None], 'name': ['ab', 'b', None, 'ac']}
+    >>> t.filter(sql_to_expression("NOT (id IN (1, 2))", t.schema))["id"].to_pylist()
+    [3]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import InvalidInputError
+
+__all__ = ["sql_to_expression"]
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+  | (?P<str>'(?:[^']|'')*')
+  | (?P<qid>"(?:[^"]|"")+"|`(?:[^`]|``)+`)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op><=|>=|<>|!=|==|[=<>(),.+\-*])
+""", re.VERBOSE)
+
+_KEYWORDS = {"AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "LIKE", "TRUE", "FALSE", "DATE", "TIMESTAMP"}
+_CMP = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_ARROW_CMP = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
+              ">=": "greater_equal"}
+_ARITH = {"+": "add", "-": "subtract", "*": "multiply"}
+_CONDITIONS = {"or", "and", "not", "cmp", "isnull", "in", "between", "like", "bool"}
+MAX_DEPTH = 200  # nesting the parser follows before it calls the condition too deep
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # num, str, id, kw, op, end
+    text: str
+    pos: int
+
+
+def _tokens(text: str) -> list[_Tok]:
+    out, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise _error(text, pos, f"unexpected character {text[pos]!r}")
+        kind = m.lastgroup
+        tok = m.group()
+        if kind == "word":
+            kind = "kw" if tok.upper() in _KEYWORDS else "id"
+            tok = tok.upper() if kind == "kw" else tok
+        elif kind == "qid":
+            kind, q = "id", tok[0]
+            tok = tok[1:-1].replace(q + q, q)
+        if kind != "ws":
+            out.append(_Tok(kind, tok, pos))
+        pos = m.end()
+    out.append(_Tok("end", "", len(text)))
+    return out
+
+
+def _error(text: str, pos: int, what: str) -> InvalidInputError:
+    return InvalidInputError(f"bad SQL filter {text!r}: {what} at position {pos}")
+
+
+# -- the syntax tree ----------------------------------------------------------------------------
+# ("or", [a, b, ...]) ("and", [...]) ("not", x) ("cmp", op, a, b) ("isnull", x, negated)
+# ("in", x, [values], negated) ("between", x, lo, hi, negated) ("like", x, pattern, negated)
+# ("arith", op, a, b) ("neg", a) ("field", (names...)) ("lit", python value, type or None)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+        self.depth = 0
+
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def take(self, kind: str, text: str | None = None) -> _Tok | None:
+        t = self.tok
+        if t.kind == kind and (text is None or t.text == text):
+            self.i += 1
+            return t
+        return None
+
+    def need(self, kind: str, text: str | None = None, what: str | None = None) -> _Tok:
+        t = self.take(kind, text)
+        if t is None:
+            got = "the end" if self.tok.kind == "end" else repr(self.tok.text)
+            raise _error(self.text, self.tok.pos, f"expected {what or text or kind}, found {got}")
+        return t
+
+    def parse(self):
+        if self.tok.kind == "end":
+            raise _error(self.text, 0, "the condition is empty")
+        tree = self.or_()
+        if self.tok.kind != "end":
+            raise _error(self.text, self.tok.pos, f"unexpected {self.tok.text!r}")
+        return tree
+
+    def _deeper(self):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _error(self.text, self.tok.pos, f"the condition nests deeper than {MAX_DEPTH} levels")
+
+    def or_(self):
+        parts = [self.and_()]
+        while self.take("kw", "OR"):
+            parts.append(self.and_())
+        return parts[0] if len(parts) == 1 else ("or", parts)
+
+    def and_(self):
+        parts = [self.not_()]
+        while self.take("kw", "AND"):
+            parts.append(self.not_())
+        return parts[0] if len(parts) == 1 else ("and", parts)
+
+    def not_(self):
+        if self.take("kw", "NOT"):
+            self._deeper()
+            inner = self.not_()
+            self.depth -= 1
+            return ("not", inner)
+        return self.predicate()
+
+    def predicate(self):
+        left = self.sum_()
+        t = self.tok
+        if t.kind == "op" and t.text in _CMP:
+            self.i += 1
+            return ("cmp", _CMP[t.text], left, self.sum_())
+        if self.take("kw", "IS"):
+            negated = bool(self.take("kw", "NOT"))
+            self.need("kw", "NULL", "NULL (IS [NOT] NULL)")
+            return ("isnull", left, negated)
+        negated = bool(self.take("kw", "NOT"))
+        if self.take("kw", "IN"):
+            self.need("op", "(")
+            values = [self.sum_()]
+            while self.take("op", ","):
+                values.append(self.sum_())
+            self.need("op", ")")
+            return ("in", left, values, negated)
+        if self.take("kw", "BETWEEN"):
+            lo = self.sum_()
+            self.need("kw", "AND", "AND (BETWEEN a AND b)")
+            return ("between", left, lo, self.sum_(), negated)
+        if self.take("kw", "LIKE"):
+            pat = self.need("str", what="a 'pattern' after LIKE")
+            return ("like", left, _unquote(pat.text), negated)
+        if negated:
+            raise _error(self.text, self.tok.pos, "expected IN, BETWEEN or LIKE after NOT")
+        return ("bool", left)
+
+    def sum_(self):
+        left, depth = self.product(), self.depth
+        while self.tok.kind == "op" and self.tok.text in "+-":
+            op = self.tok.text
+            self.i += 1
+            self._deeper()  # each operator nests the tree one level deeper
+            left = ("arith", op, left, self.product())
+        self.depth = depth
+        return left
+
+    def product(self):
+        left, depth = self.unary(), self.depth
+        while self.take("op", "*"):
+            self._deeper()
+            left = ("arith", "*", left, self.unary())
+        self.depth = depth
+        return left
+
+    def unary(self):
+        if self.take("op", "-"):
+            self._deeper()
+            inner = self.unary()
+            self.depth -= 1
+            if inner[0] == "lit" and isinstance(inner[1], (int, float)) and not isinstance(inner[1], bool):
+                return ("lit", -inner[1], None)
+            return ("neg", inner)
+        return self.primary()
+
+    def primary(self):
+        t = self.tok
+        if self.take("op", "("):
+            self._deeper()
+            inner = self.or_()
+            self.depth -= 1
+            self.need("op", ")")
+            return inner
+        if self.take("num"):
+            text = t.text
+            if any(c in text for c in ".eE"):
+                return ("lit", float(text), None)
+            return ("lit", int(text), None)
+        if self.take("str"):
+            return ("lit", _unquote(t.text), None)
+        if t.kind == "kw":
+            if self.take("kw", "TRUE"):
+                return ("lit", True, None)
+            if self.take("kw", "FALSE"):
+                return ("lit", False, None)
+            if self.take("kw", "NULL"):
+                return ("lit", None, None)
+            if t.text in ("DATE", "TIMESTAMP"):
+                self.i += 1
+                s = self.need("str", what=f"a 'literal' after {t.text}")
+                return ("lit", _typed(self.text, t.text, _unquote(s.text), s.pos), None)
+        if self.take("id"):
+            names = [t.text]
+            while self.take("op", "."):
+                names.append(self.need("id", what="a field name after '.'").text)
+            return ("field", tuple(names))
+        got = "the end" if t.kind == "end" else repr(t.text)
+        raise _error(self.text, t.pos, f"expected a column, a value or '(', found {got}")
+
+
+def _unquote(s: str) -> str:
+    return s[1:-1].replace("''", "'")
+
+
+def _typed(text: str, kind: str, value: str, pos: int):
+    try:
+        if kind == "DATE":
+            return _dt.date.fromisoformat(value.strip())
+        return _dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise _error(text, pos, f"{value!r} is not a {kind.lower()}") from None
+
+
+# -- negation normal form and the expression ------------------------------------------------
+
+
+class _Builder:
+    def __init__(self, schema: pa.Schema | None) -> None:
+        self.schema = schema
+
+    def cond(self, node, negated: bool = False) -> pc.Expression:
+        """``node`` (or NOT ``node``) as an expression that is true exactly where SQL says true."""
+        kind = node[0]
+        if kind == "not":
+            return self.cond(node[1], not negated)
+        if kind in ("and", "or"):
+            conj = (kind == "and") != negated  # De Morgan
+            parts = [self.cond(p, negated) for p in node[1]]
+            out = parts[0]
+            for p in parts[1:]:
+                out = (out & p) if conj else (out | p)
+            return out
+        if kind == "cmp":
+            op = _NEGATED[node[1]] if negated else node[1]
+            a, b = self.value(node[2]), self.value(node[3])
+            if _is_null(a) or _is_null(b):
+                return pc.scalar(False)  # unknown either way: never true
+            a, b = self._coerce(node[2], a, node[3], b)
+            return self._compare(op, a, self._nan_kind(node[2]), b, self._nan_kind(node[3]))
+        if kind == "isnull":
+            x = self.value(node[1])
+            return x.is_valid() if node[2] != negated else x.is_null()
+        if kind == "in":
+            return self._in(node, negated)
+        if kind == "between":
+            x, lo, hi = node[1], node[2], node[3]
+            inside = ("and", [("cmp", ">=", x, lo), ("cmp", "<=", x, hi)])
+            return self.cond(inside, negated != node[4])
+        if kind == "like":
+            x = self.value(node[1])
+            m = pc.match_like(x, pattern=node[2])
+            return ~m if negated != node[3] else m  # invert keeps a null (unknown) null
+        if kind == "bool":
+            inner = node[1]
+            if inner[0] in _CONDITIONS:  # a condition in parentheses
+                return self.cond(inner, negated)
+            if inner[0] == "lit":
+                if inner[1] is None:
+                    return pc.scalar(False)
+                if not isinstance(inner[1], bool):
+                    raise InvalidInputError(f"bad SQL filter: {inner[1]!r} is not a condition")
+                return pc.scalar(inner[1] != negated)
+            x = self.value(inner)
+            return ~x if negated else x
+        raise InvalidInputError(f"bad SQL filter: a value ({_describe(node)}) is not a condition")
+
+    @staticmethod
+    def _compare(op: str, a, a_kind: str, b, b_kind: str) -> pc.Expression:
+        """``a op b`` in the reference's order of floats: a NaN equals a NaN and is greater than
+        every number (IEEE total order), where Arrow's comparisons say false. True exactly where
+        that comparison is; null where a side is null. A kind is "nan" (may be NaN), "lit" (a
+        literal: never null) or "" (neither)."""
+        if op in (">", ">="):
+            a, a_kind, b, b_kind, op = b, b_kind, a, a_kind, "<" if op == ">" else "<="
+        plain = getattr(pc, _ARROW_CMP[op])(a, b)
+        if "nan" not in (a_kind, b_kind):
+            return plain
+        na = pc.is_nan(a) if a_kind == "nan" else None
+        nb = pc.is_nan(b) if b_kind == "nan" else None
+        if op in ("<", "<="):  # a number below a NaN (and, for <=, a NaN at a NaN)
+            if nb is None:
+                return plain
+            if na is not None:
+                return plain | (nb if op == "<=" else (~na & nb))  # null a: ~na and na are null
+            return plain | (nb if a_kind == "lit" else (nb & pc.is_valid(a)))  # a null a stays unknown
+        both = None if na is None or nb is None else (na & nb)
+        if op == "=":
+            return plain if both is None else plain | both
+        return plain if both is None else ~(pc.equal(a, b) | both)  # "!=": NaN != NaN is false
+
+    def _nan_kind(self, node) -> str:
+        """"nan" where ``node`` can be NaN (a float column, or arithmetic on one), "lit" for a
+        literal, else ""."""
+        if node[0] == "lit":
+            return "lit"
+        if node[0] == "field":
+            t = self._field_type(node)
+            return "nan" if t is not None and pa.types.is_floating(t) else ""
+        if node[0] == "arith":
+            return "nan" if "nan" in (self._nan_kind(node[2]), self._nan_kind(node[3])) else ""
+        if node[0] == "neg":
+            return "nan" if self._nan_kind(node[1]) == "nan" else ""
+        return ""
+
+    def _in(self, node, negated: bool) -> pc.Expression:
+        x_node, items, not_in = node[1], node[2], node[3]
+        negated = negated != not_in
+        if any(i[0] != "lit" for i in items):  # columns or arithmetic in the list: equalities
+            parts = [("cmp", "=", x_node, i) for i in items]
+            return self.cond(("or", parts), negated)
+        values = [i[1] for i in items]
+        has_null = any(v is None for v in values)
+        values = [v for v in values if v is not None]
+        x = self.value(x_node)
+        if negated:
+            if has_null:  # x NOT IN (..., NULL) is never true
+                return pc.scalar(False)
+            if not values:
+                return x.is_valid()
+        elif not values:
+            return pc.scalar(False)
+        target = self._field_type(x_node)
+        arr = _literal_array(values, target)
+        member = pc.is_in(x, value_set=arr, skip_nulls=True)
+        return (~member & x.is_valid()) if negated else member
+
+    def value(self, node) -> pc.Expression:
+        kind = node[0]
+        if kind == "field":
+            return pc.field(*node[1])
+        if kind == "lit":
+            v = node[1]
+            return pc.scalar(v) if v is not None else pc.scalar(None)
+        if kind == "arith":
+            a, b = self.value(node[2]), self.value(node[3])
+            return getattr(pc, _ARITH[node[1]] + "_checked")(a, b)
+        if kind == "neg":
+            return pc.negate_checked(self.value(node[1]))
+        raise InvalidInputError(f"bad SQL filter: a condition ({_describe(node)}) is used as a value")
+
+    def _field_type(self, node) -> pa.DataType | None:
+        if node[0] != "field" or self.schema is None:
+            return None
+        level = self.schema
+        for name in node[1]:
+            if isinstance(level, pa.Schema):
+                idx = level.get_field_index(name)
+            elif pa.types.is_struct(level):
+                idx = level.get_field_index(name)
+            else:
+                return None
+            if idx < 0:
+                return None
+            level = level.field(idx).type
+        return level
+
+    def _coerce(self, na, a, nb, b):
+        """A string, date or timestamp literal compared with a temporal or decimal column is read
+        as a value of that column's type (``ts > '2024-01-01'``)."""
+        for lit, col, left in ((nb, na, True), (na, nb, False)):
+            t = self._field_type(col)
+            if lit[0] != "lit" or t is None or not _takes_text(t):
+                continue
+            if isinstance(lit[1], (str, _dt.date)):
+                s = _literal_array([lit[1]], t)[0]
+                return (a, pc.scalar(s)) if left else (pc.scalar(s), b)
+        return a, b
+
+
+def _takes_text(t: pa.DataType) -> bool:
+    return (pa.types.is_temporal(t) or pa.types.is_decimal(t)) and not pa.types.is_interval(t)
+
+
+def _literal_array(values: list, target: pa.DataType | None) -> pa.Array:
+    """The literals of an IN list (or one literal) as an Arrow array, of ``target``'s type where
+    they are text or times and the column temporal or decimal."""
+    if target is not None and _takes_text(target) and all(isinstance(v, (str, _dt.date)) for v in values):
+        try:
+            if all(isinstance(v, str) for v in values):
+                return pa.array([v.strip() for v in values], pa.string()).cast(target)
+            return pa.array(values).cast(target)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            raise InvalidInputError(f"bad SQL filter: cannot read {values!r} as {target}: {exc}") from None
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+        raise InvalidInputError(f"bad SQL filter: the values {values!r} are not of one type: {exc}") from None
+    if target is not None and arr.type != target and (pa.types.is_integer(target) or pa.types.is_floating(target)) \
+            and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        try:  # an IN list of the column's own type: Arrow does not widen a value set
+            exact = arr.cast(target, safe=True)
+            if pa.types.is_floating(arr.type) and pa.types.is_integer(target):
+                raise pa.ArrowInvalid("fractions")
+            return exact
+        except (pa.ArrowException, ValueError):
+            return arr.cast(pa.float64()) if pa.types.is_integer(arr.type) else arr
+    return arr
+
+
+def _is_null(e: pc.Expression) -> bool:
+    return e.equals(pc.scalar(None))
+
+
+def _describe(node) -> str:
+    if node[0] == "field":
+        return ".".join(node[1])
+    if node[0] == "lit":
+        return repr(node[1])
+    return node[0]
+
+
+def sql_to_expression(text: str, schema: pa.Schema | None = None) -> pc.Expression:
+    """The SQL condition ``text`` as a ``pyarrow.compute.Expression``.
+
+    ``schema`` (the data's) lets a string literal compared with a date, timestamp or decimal
+    column be read as that type. Raises :class:`~lancefile.InvalidInputError`, naming the
+    position, on a condition it cannot read.
+
+    Example::
+
+        >>> str(sql_to_expression("a = 1 AND NOT b IS NULL"))
+        '((a == 1) and is_valid(b))'
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"a SQL filter is a string, not {type(text).__name__}")
+    return _Builder(schema).cond(_Parser(text).parse())
