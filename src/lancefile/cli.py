@@ -5,6 +5,9 @@ pages, encodings and sizes; ``lancefile inspect DIR`` on a Lance dataset prints 
 fragments, data files, deletions and row counts (``--version N`` for an older version). ``lancefile pipeline`` runs the main job, a Spark pipeline
 to Lance files and back (see :mod:`lancefile.spark.job`; needs ``lancefile[spark]``).
 ``lancefile demo`` runs a small job without Spark (see :mod:`lancefile.demo`).
+``lancefile head PATH [-n N] [-c COLS] [-w SQL] [-f table|csv|json]`` prints the first rows of a
+file or dataset; ``lancefile convert SRC DST`` copies a table between Parquet, CSV, Arrow IPC
+and Lance files or datasets, batch by batch (see :mod:`lancefile.tools`).
 ``lancefile verify PATH...`` checks files against their checksums and decodes every page
 (see :mod:`lancefile.verification`); the exit status is 0 only if every file is intact.
 
@@ -13,6 +16,8 @@ Example::
     $ lancefile inspect data.lance
     $ lancefile inspect --json data.lance
     $ lancefile inspect my_dataset/ --version 3
+    $ lancefile head data.lance -n 5 -c id,name -w "id > 100"
+    $ lancefile convert events.parquet events.lance
 """
 
 from __future__ import annotations
@@ -208,6 +213,30 @@ def main(argv: list[str] | None = None) -> int:
     p_verify.add_argument("--no-decode", action="store_true", help="check checksums and metadata only")
     p_verify.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                           help="show a progress bar (default: on a terminal, for files of 16 MiB and more)")
+    p_head = sub.add_parser("head", help="print the first rows of a Lance file or dataset")
+    p_head.add_argument("path", help="a Lance file, or a Lance dataset directory")
+    p_head.add_argument("-n", "--rows", type=_count, default=10, help="rows to print (default 10)")
+    p_head.add_argument("-c", "--columns", default=None, help="comma-separated columns (default: all)")
+    p_head.add_argument("-w", "--where", default=None, help="SQL condition, e.g. \"id > 5 AND s LIKE 'a%%'\"")
+    p_head.add_argument("-f", "--format", choices=["table", "csv", "json"], default="table",
+                        help="aligned table (default), CSV, or JSON lines")
+    p_conv = sub.add_parser("convert", help="copy a table between Parquet, CSV, Arrow IPC and Lance files "
+                                            "or datasets, batch by batch")
+    p_conv.add_argument("src", help="source: .parquet, .csv, .arrow/.feather, .lance, a directory of them, "
+                                    "or a Lance dataset")
+    p_conv.add_argument("dst", help="destination: .lance (a Lance file; also any name without a known ending), "
+                                    ".parquet, .csv, .arrow/.feather, or a Lance dataset with --dataset")
+    p_conv.add_argument("--from", dest="src_format", default=None,
+                        choices=["parquet", "csv", "ipc", "lance", "lance-dataset"], help="source format")
+    p_conv.add_argument("--to", dest="dst_format", default=None,
+                        choices=["parquet", "csv", "ipc", "lance", "lance-dataset"], help="destination format")
+    p_conv.add_argument("--dataset", action="store_true", help="write a Lance dataset (same as --to lance-dataset)")
+    p_conv.add_argument("--mode", choices=["create", "append", "overwrite"], default="create",
+                        help="for a dataset destination (default create)")
+    p_conv.add_argument("--lance-version", default=None, help="Lance file version written (2.0, 2.1, 2.2; default 2.2)")
+    p_conv.add_argument("--force", action="store_true", help="replace an existing destination file")
+    p_conv.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show the rows copied (default: on a terminal)")
     p_demo = sub.add_parser("demo", help="write a sample table, read it back, and report")
     p_demo.add_argument("--out", default=None, help="directory for the sample file (default: a temp dir)")
     p_demo.add_argument("--rows", type=_positive_int, default=100_000)
@@ -222,6 +251,16 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more rows, not {n}")
+    return n
 
 
 def _positive_int(text: str) -> int:
@@ -266,6 +305,13 @@ def _run(args) -> int:
                 print()
             else:
                 (_print_dataset if is_dataset else _print_inspect)(info, sys.stdout)
+        elif args.command == "head":
+            from .tools import head, print_rows
+
+            columns = None if args.columns is None else [c.strip() for c in args.columns.split(",") if c.strip()]
+            print_rows(head(args.path, args.rows, columns=columns, where=args.where), args.format, sys.stdout)
+        elif args.command == "convert":
+            _convert(args)
         elif args.command == "demo":
             from .demo import run_demo
 
@@ -279,6 +325,22 @@ def _run(args) -> int:
         print(f"lancefile: error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _convert(args) -> None:
+    from .textformat import ProgressBar
+    from .tools import convert
+
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    bar = ProgressBar(sys.stderr, os.path.basename(args.src.rstrip("/"))) if show else None
+    try:
+        rows = convert(args.src, args.dst, src_format=args.src_format,
+                       dst_format="lance-dataset" if args.dataset else args.dst_format,
+                       version=args.lance_version, mode=args.mode, overwrite=args.force, progress=bar)
+    finally:
+        if bar is not None:
+            bar.clear()
+    print(f"{args.dst}: {rows:,} rows from {args.src}")
 
 
 if __name__ == "__main__":

@@ -151,13 +151,14 @@ def verify_paths(paths, *, decode: bool = True, out=None, err=None, progress: bo
     import sys
 
     from .errors import LanceError
+    from .textformat import ProgressBar
 
     out = out or sys.stdout
     err = err or sys.stderr
     failed = 0
     for path in paths:
         show = progress if progress is not None else (err.isatty() and _size(path) >= PROGRESS_BYTES)
-        bar = _Bar(err, os.path.basename(path)) if show else None
+        bar = ProgressBar(err, os.path.basename(path)) if show else None
         try:
             report = verify(path, decode=decode, progress=bar)
         except (LanceError, OSError) as exc:
@@ -179,24 +180,3 @@ def _size(path) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-class _Bar:
-    """``name  [#####.....]  42%`` rewritten in place; checksums first, then decoding."""
-
-    def __init__(self, stream, name: str, width: int = 30) -> None:
-        self.stream, self.name, self.width = stream, name, width
-        self._last = None
-
-    def __call__(self, what: str, done: int, total: int) -> None:
-        pct = int(100 * done / total) if total else 100
-        if (what, pct) == self._last:
-            return
-        self._last = (what, pct)
-        fill = self.width * pct // 100
-        self.stream.write(f"\r{self.name}  {what:9s} [{'#' * fill}{'.' * (self.width - fill)}] {pct:3d}%")
-        self.stream.flush()
-
-    def clear(self) -> None:
-        self.stream.write("\r" + " " * (len(self.name) + self.width + 20) + "\r")
-        self.stream.flush()
