@@ -131,7 +131,7 @@ def test_page_length_past_int64(tmp_path):
 
 @pytest.mark.parametrize("logical", ["fixed_size_binary:-5", "fixed_size_list:int32:-1", "fixed_size_list:int8:2147483648",
                                      "fixed_size_list:int64:99999999999999999999", "fixed_size_binary:3000000000",
-                                     "fixed_size_list:struct:-2"])
+                                     "fixed_size_list:struct:-2", "fixed_size_list:int32:0", "fixed_size_list:struct:0"])
 def test_bad_sizes_in_logical_types(tmp_path, logical):
     """ArrowInvalid / IndexError / OverflowError from sizes pyarrow misreads (-1 makes a plain list)."""
     forged = _forge_schema(_sample(tmp_path), lambda d: setattr(d.schema.fields[0], "logical_type", logical))
@@ -499,3 +499,61 @@ except lancefile.CorruptFileError as exc:
     out = _in_child(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused:" in out.stdout and "null entry or key" in out.stdout, out.stdout
+
+
+# -- the 2.1/2.2 campaign of 2026-11-27 ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_fixed_size_list_of_dimension_zero_is_refused_not_sigfpe(tmp_path, version):
+    """SIGFPE (the interpreter died) in fields.py (with_validity): a schema forged to
+    ``fixed_size_list:float:0`` over an all-null column; pyarrow's FixedSizeListArray.from_arrays
+    divides by the list size. The reference refuses the dimension; so does lancefile now."""
+    t = pa.table({"x": pa.array([None] * 10 + [[1.5]], pa.list_(pa.float32(), 1))})
+    forged = _forge_schema(_write(tmp_path, t, version),
+                           lambda d: setattr(d.schema.fields[0], "logical_type", "fixed_size_list:float:0"))
+    path = tmp_path / "fsl0.lance"
+    path.write_bytes(forged)
+    done = _in_child(f"""
+import lancefile
+for op in ("all", "take"):
+    try:
+        r = lancefile.LanceFileReader({str(path)!r})
+        r.read_all().to_table() if op == "all" else r.take_rows([0, 10]).to_table()
+    except lancefile.CorruptFileError as exc:
+        print("refused:", exc)
+""")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("refused:") == 2 and "dimension" in done.stdout
+
+
+def test_fixed_size_lists_of_size_zero_are_built_without_pyarrows_division():
+    """Every fixed-size list lancefile builds goes through arrowutil.fixed_size_lists."""
+    t = pa.list_(pa.float32(), 0)
+    got = arrowutil.fixed_size_lists(pa.array([], pa.float32()), t, 3, np.array([True, False, True]))
+    assert got.type == t and got.to_pylist() == [[], None, []]
+    with pytest.raises(lancefile.CorruptFileError, match="lists of 2"):
+        arrowutil.fixed_size_lists(pa.array([1.0, 2.0, 3.0], pa.float32()), pa.list_(pa.float32(), 2), 2)
+
+
+def test_num_items_past_int64_in_a_column_of_many_pages(tmp_path):
+    """OverflowError in mini_block_many.py (_parse_chunk_words): the chunk words of several pages
+    are parsed together, and one page's num_items of 2**63 went into an int64 array unchecked."""
+    from google.protobuf import any_pb2
+
+    from lancefile._proto import encodings_v2_1_pb2 as pb
+
+    t = pa.table({"x": pa.array(np.random.default_rng(0).integers(0, 2**40, 20_000))})
+    fm = parse(_write(tmp_path, t, "2.2", max_page_bytes=32 << 10))
+    pages = fm.metas[0].pages
+    assert len(pages) > 2
+    wrapper = any_pb2.Any.FromString(pages[1].encoding.direct.encoding)
+    layout = pb.PageLayout.FromString(wrapper.value)
+    layout.mini_block_layout.num_items = 2**63
+    wrapper.value = layout.SerializeToString()
+    pages[1].encoding.direct.encoding = wrapper.SerializeToString()
+    _refused(tmp_path, rebuild(fm, metas=fm.metas), match="page 1 .*mini-block page of 9223372036854775808 values",
+             ops=("all", "meta"))
+    path = tmp_path / "forged.lance"
+    with pytest.raises(lancefile.CorruptFileError, match="page 1 "):  # a take of rows in several pages
+        lancefile.LanceFileReader(path).take_rows(np.arange(0, 20_000, 997)).to_table()

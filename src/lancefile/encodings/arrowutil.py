@@ -10,6 +10,7 @@ from ..errors import CorruptFileError
 
 __all__ = [
     "safe_array",
+    "fixed_size_lists",
     "fixed_width_bits",
     "is_fixed_width",
     "min_row_bytes",
@@ -136,9 +137,28 @@ def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> 
     if pa.types.is_fixed_size_list(dtype):
         d = dtype.list_size
         child = array_from_fixed(dtype.value_type, buf, (length + offset) * d)
-        arr = pa.FixedSizeListArray.from_arrays(child, type=dtype)
+        arr = fixed_size_lists(child, dtype, length + offset)
         return arr.slice(offset, length) if offset else arr
     return safe_array(dtype, length, [None, buf], offset=offset)
+
+
+def fixed_size_lists(items: pa.Array, dtype: pa.DataType, length: int, valid: np.ndarray | None = None) -> pa.Array:
+    """``length`` lists of ``dtype`` (a fixed_size_list type) over ``items`` (``length *
+    list_size`` of them), null where ``valid`` is False.
+
+    ``pa.FixedSizeListArray.from_arrays(items, type=dtype)`` divides by the list size: with a
+    size of 0 (a legal type, which pylance writes) the process dies of SIGFPE (pyarrow 26).
+    Every fixed-size list lancefile builds comes through here.
+
+    Example::
+
+        >>> fixed_size_lists(pa.array([], pa.float32()), pa.list_(pa.float32(), 0), 2, np.array([True, False])).to_pylist()
+        [[], None]
+    """
+    bitmap = None if valid is None or valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if len(items) != length * dtype.list_size:
+        raise CorruptFileError(f"{len(items)} items do not make {length} lists of {dtype.list_size}")
+    return safe_array(dtype, length, [bitmap], children=[items])
 
 
 def _is_flat_fixed(dtype: pa.DataType) -> bool:
@@ -166,7 +186,7 @@ def apply_validity(values: pa.Array, validity: pa.Array) -> pa.Array:
         valid = validity.to_numpy(zero_copy_only=False)
         d = dtype.list_size
         child = values.values.slice(values.offset * d, n * d)
-        return pa.FixedSizeListArray.from_arrays(child, type=dtype, mask=pa.array(~valid))
+        return fixed_size_lists(child, dtype, n, valid)
     if pa.types.is_struct(dtype):
         valid = validity.to_numpy(zero_copy_only=False)
         fields = [dtype.field(i) for i in range(dtype.num_fields)]

@@ -226,7 +226,7 @@ def arrow_type_of(logical: str, children: Iterable[pa.Field] = ()) -> pa.DataTyp
     if fsl_struct:
         item = _only_child(logical, children)
         try:
-            return pa.list_(item, _parse_size(fsl_struct.group(1)))
+            return pa.list_(item, _parse_dimension(fsl_struct.group(1)))
         except ValueError as exc:
             raise UnsupportedTypeError(f"bad Lance logical type {logical!r}: {exc}") from None
     if children:
@@ -275,7 +275,7 @@ def _parse_fixed_size_list(logical: str) -> pa.DataType:
     parts = logical.split(":")
     if len(parts) < 3:
         raise ValueError("expected fixed_size_list:{item}:{size}")
-    size = _parse_size(parts[-1])
+    size = _parse_dimension(parts[-1])
     inner = ":".join(parts[1:-1])
     if inner == BFLOAT16:
         item = pa.field("item", pa.binary(2), metadata={EXTENSION_NAME_KEY: BFLOAT16, EXTENSION_METADATA_KEY: ""})
@@ -330,6 +330,15 @@ def _parse_int(text: str) -> int:
 
 # Arrow keeps list sizes and byte widths in an int32.
 _MAX_SIZE = 2**31 - 1
+
+
+def _parse_dimension(text: str) -> int:
+    """A fixed_size_list dimension: positive, as the reference requires (it neither writes nor
+    reads a dimension of 0; pyarrow dies of SIGFPE on some arrays of one)."""
+    value = _parse_size(text)
+    if value == 0:
+        raise ValueError("a fixed_size_list dimension must be a positive integer, not 0")
+    return value
 
 
 def _parse_size(text: str) -> int:

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
-from ..arrowutil import array_from_fixed, gather_ranges, range_indices, safe_array
+from ..arrowutil import array_from_fixed, fixed_size_lists, gather_ranges, range_indices, safe_array
 
 __all__ = ["Values", "Fixed", "Var", "Fsl", "Struct", "count_of", "concat", "take", "cut", "to_arrow",
            "as_uint", "repeat_value"]
@@ -196,7 +196,7 @@ def to_arrow(v: Values, dtype: pa.DataType) -> pa.Array:
         items = to_arrow(v.items, dtype.value_type)
         if v.validity is not None and not v.validity.all():
             items = _with_validity(items, v.validity)
-        return pa.FixedSizeListArray.from_arrays(items, type=dtype)
+        return fixed_size_lists(items, dtype, v.count)
     if isinstance(v, Struct):
         if not pa.types.is_struct(dtype) or dtype.num_fields != len(v.children):
             raise CorruptFileError(f"a packed struct of {len(v.children)} fields cannot be read as {dtype}")
@@ -209,7 +209,8 @@ def to_arrow(v: Values, dtype: pa.DataType) -> pa.Array:
 def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
     """``arr`` with nulls where ``valid`` is False (``arr`` itself has none)."""
     if pa.types.is_fixed_size_list(arr.type):
-        return pa.FixedSizeListArray.from_arrays(arr.values, type=arr.type, mask=pa.array(~valid))
+        d = arr.type.list_size
+        return fixed_size_lists(arr.values.slice(arr.offset * d, len(arr) * d), arr.type, len(arr), valid)
     if pa.types.is_struct(arr.type):
         fields = [arr.type.field(i) for i in range(arr.type.num_fields)]
         return pa.StructArray.from_arrays(arr.flatten(), fields=fields, mask=pa.array(~valid))

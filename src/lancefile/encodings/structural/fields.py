@@ -22,7 +22,7 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import ChecksumError, CorruptFileError, UnsupportedEncodingError
 from ...format.container import FileLayout
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
-from ..arrowutil import concat_arrays, safe_array, validate_values
+from ..arrowutil import concat_arrays, fixed_size_lists, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import LAYOUT
 from ..selection import Selection
@@ -141,7 +141,7 @@ class LeafColumn:
             try:
                 parts.append(type(items[0][0]).take_pages(items))
             except CorruptFileError as exc:
-                if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+                if isinstance(exc, ChecksumError) or self.pages.label in str(exc):  # located already
                     raise
                 raise CorruptFileError(f"{exc} ({self.pages.label})") from None
         return _concat_parts(parts, self.leaf.dtype, sel.count)
@@ -406,8 +406,7 @@ class StructuralReader:
         if node.kind == "fsl":
             dim = node.dtype.list_size
             child = self._build(node.children[0], k + 1, unraveled, values, n * dim)
-            mask = None if valid is None else pa.array(~valid)
-            return pa.FixedSizeListArray.from_arrays(child, type=node.dtype, mask=mask)
+            return fixed_size_lists(child, node.dtype, n, valid)
         offsets = layer.offsets
         child = self._build(node.children[0], k + 1, unraveled, values, int(offsets[-1]))
         large = pa.types.is_large_list(node.dtype)
@@ -439,8 +438,7 @@ def with_validity(arr: pa.Array, valid: np.ndarray | None) -> pa.Array:
         return pa.StructArray.from_arrays(arr.flatten(), fields=fields, mask=pa.array(~valid))
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
-        return pa.FixedSizeListArray.from_arrays(arr.values.slice(arr.offset * d, len(arr) * d), type=t,
-                                                 mask=pa.array(~valid))
+        return fixed_size_lists(arr.values.slice(arr.offset * d, len(arr) * d), t, len(arr), valid)
     return safe_array(t, len(arr), [_bitmap(valid, arr.offset)] + arr.buffers()[1:], offset=arr.offset)
 
 

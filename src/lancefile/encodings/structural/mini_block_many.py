@@ -370,10 +370,13 @@ def _parse_chunk_words(items: list) -> None:
     if len(todo) < 2 or any(len(page.page.buffers) < dec._buffers_needed() for dec, page in todo):
         return
     word, depth = todo[0][0].word, todo[0][0].depth
-    num_items = np.fromiter((int(dec.msg.num_items) for dec, _ in todo), np.int64, len(todo))
+    wanted = [int(dec.msg.num_items) for dec, _ in todo]  # uint64 in the file: checked before numpy holds it
+    if max(wanted) > MAX_PAGE_ITEMS:
+        return
+    num_items = np.array(wanted, np.int64)
     metas = [np.frombuffer(page.read(_META), np.uint8) for _, page in todo]
     nbytes = np.fromiter((len(m) for m in metas), np.int64, len(metas))
-    if np.any(nbytes % word) or num_items.max() > MAX_PAGE_ITEMS or any(dec.depth != depth for dec, _ in todo):
+    if np.any(nbytes % word) or any(dec.depth != depth for dec, _ in todo):
         return
     per = nbytes // word
     offsets, sizes, counts = kernels.miniblock_chunk_words_many(np.concatenate(metas).view(f"<u{word}"), per,

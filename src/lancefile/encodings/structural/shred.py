@@ -29,7 +29,7 @@ import pyarrow as pa
 from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
 from .. import kernels
-from ..arrowutil import null_mask
+from ..arrowutil import fixed_size_lists, null_mask
 from .fields import _is_fsl_of_struct, is_leaf
 from .repdef import Layer
 
@@ -307,7 +307,7 @@ def _take_nulled(arr: pa.Array, idx: np.ndarray, nulls: np.ndarray | None) -> pa
     if pa.types.is_fixed_size_list(t):
         d = t.list_size
         items = taken.values.slice(taken.offset * d, len(taken) * d)
-        return pa.FixedSizeListArray.from_arrays(items, type=t, mask=mask)
+        return fixed_size_lists(items, t, len(taken), ~mask.to_numpy(zero_copy_only=False))
     children = [taken.field(i) for i in range(t.num_fields)]
     return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import UnsupportedEncodingError
-from ..arrowutil import fixed_width_bits
+from ..arrowutil import fixed_size_lists, fixed_width_bits
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
 from .flat import decode_flat_rows, plain_flat
@@ -36,7 +36,7 @@ def decode_fixed_size_list(msg, page, dtype: pa.DataType, sel: Selection) -> pa.
         # items without nulls, stored flat: a row is d values side by side, read as one
         return decode_flat_rows(flat, page, dtype, sel, item_bits * d)
     items = decode_array(msg.items, page, dtype.value_type, sel.scale(d))
-    return pa.FixedSizeListArray.from_arrays(items, type=dtype)
+    return fixed_size_lists(items, dtype, sel.count)
 
 
 def encode_fixed_size_list(dimension: int, items: pb.ArrayEncoding) -> pb.ArrayEncoding:
