@@ -277,3 +277,13 @@ def test_in_lists_under_or(data):
         want = [r["k"] for r in table if _sql(_Parser(q).parse(), r) is True]
         assert _rows(lancefile.dataset(uri).to_table(filter=q)) == want, q
         assert lance.dataset(uri).count_rows(filter=q) > len(want), q  # the reference's extra rows
+
+
+def test_keywords_and_unicode_as_column_names():
+    import datetime
+
+    t = pa.table({"date": pa.array([datetime.date(2024, 1, 1), datetime.date(2024, 1, 5)]), "größe": [1, 2],
+                  "Timestamp": [1, 2], "my col": [5, 6]})
+    for q, want in [("date > DATE '2024-01-02'", 1), ("größe = 2", 1), ("Timestamp = 1", 1), ("date IS NULL", 0),
+                    ("`my col` = 6 AND \"my col\" = 6", 1), ("`date` = '2024-01-05'", 1)]:
+        assert t.filter(sql_to_expression(q, t.schema)).num_rows == want, q

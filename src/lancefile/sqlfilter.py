@@ -57,7 +57,7 @@ _TOKEN = re.compile(r"""
   | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
   | (?P<str>'(?:[^']|'')*')
   | (?P<qid>"(?:[^"]|"")+"|`(?:[^`]|``)+`)
-  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word>[^\W\d]\w*)
   | (?P<op><=|>=|<>|!=|==|[=<>(),.+\-*])
 """, re.VERBOSE)
 
@@ -74,8 +74,9 @@ MAX_DEPTH = 200  # nesting the parser follows before it calls the condition too 
 @dataclass(frozen=True)
 class _Tok:
     kind: str  # num, str, id, kw, op, end
-    text: str
+    text: str  # upper case for a keyword
     pos: int
+    raw: str = ""  # as written
 
 
 def _tokens(text: str) -> list[_Tok]:
@@ -86,14 +87,15 @@ def _tokens(text: str) -> list[_Tok]:
             raise _error(text, pos, f"unexpected character {text[pos]!r}")
         kind = m.lastgroup
         tok = m.group()
+        raw = tok
         if kind == "word":
             kind = "kw" if tok.upper() in _KEYWORDS else "id"
             tok = tok.upper() if kind == "kw" else tok
         elif kind == "qid":
             kind, q = "id", tok[0]
-            tok = tok[1:-1].replace(q + q, q)
+            tok = raw = tok[1:-1].replace(q + q, q)
         if kind != "ws":
-            out.append(_Tok(kind, tok, pos))
+            out.append(_Tok(kind, tok, pos, raw))
         pos = m.end()
     out.append(_Tok("end", "", len(text)))
     return out
@@ -246,12 +248,12 @@ class _Parser:
                 return ("lit", False, None)
             if self.take("kw", "NULL"):
                 return ("lit", None, None)
-            if t.text in ("DATE", "TIMESTAMP"):
+            if t.text in ("DATE", "TIMESTAMP") and self.toks[self.i + 1].kind == "str":
                 self.i += 1
-                s = self.need("str", what=f"a 'literal' after {t.text}")
+                s = self.need("str")
                 return ("lit", _typed(self.text, t.text, _unquote(s.text), s.pos), None)
-        if self.take("id"):
-            names = [t.text]
+        if self.take("id") or (t.text in ("DATE", "TIMESTAMP") and self.take("kw")):  # a column named date
+            names = [t.raw]
             while self.take("op", "."):
                 names.append(self.need("id", what="a field name after '.'").text)
             return ("field", tuple(names))
