@@ -43,7 +43,7 @@ from .manifest import LoadedManifest, check_reader_flags, list_manifests, read_m
 from . import storage
 from .storage import dataset_root, is_remote, join, list_names, refuse_remote_write
 
-__all__ = ["LanceDataset", "dataset", "dataset_root"]
+__all__ = ["LanceDataset", "LanceScanner", "dataset", "dataset_root"]
 
 DEFAULT_BATCH_SIZE = 1024
 FRAGMENT_THREADS = max(1, min(4, os.cpu_count() or 1))  # fragments read at once by to_table and take
@@ -328,11 +328,28 @@ class LanceDataset:
         return self.to_table(columns, filter=filter, limit=num_rows)
 
     def to_reader(self, columns: Sequence[str] | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
-                  filter=None) -> pa.RecordBatchReader:
+                  filter=None, offset: int | None = None, limit: int | None = None) -> pa.RecordBatchReader:
         """A ``pyarrow.RecordBatchReader`` over the live rows (as :meth:`to_batches`), read as pulled."""
         scan = self._scan(columns, filter)
+        _check_window(offset, limit)
         return pa.RecordBatchReader.from_batches(
-            scan[0].schema, self.to_batches(columns, batch_size=batch_size, filter=filter))
+            scan[0].schema, self.to_batches(columns, batch_size=batch_size, filter=filter, offset=offset, limit=limit))
+
+    def scanner(self, columns: Sequence[str] | None = None, *, filter=None, limit: int | None = None,
+                offset: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> "LanceScanner":
+        """A scan to run later, as pylance's ``scanner``: its arguments are checked now; it runs
+        with ``to_table()``, ``to_batches()``, ``to_reader()`` or ``count_rows()``.
+
+        Example::
+
+            >>> import lancefile, pyarrow as pa, tempfile, os
+            >>> uri = os.path.join(tempfile.mkdtemp(), "d.lance")
+            >>> ds = lancefile.write_dataset(pa.table({"a": list(range(10))}), uri)
+            >>> sc = ds.scanner(filter="a >= 4", limit=3)
+            >>> sc.projected_schema.names, sc.count_rows(), sc.to_table()["a"].to_pylist()
+            (['a'], 3, [4, 5, 6])
+        """
+        return LanceScanner(self, columns, filter, limit, offset, batch_size)
 
     def take(self, indices, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows at ``indices``: positions among the live rows of this version, in the order given."""
@@ -422,6 +439,45 @@ class LanceDataset:
     def __repr__(self) -> str:
         return (f"LanceDataset({self.uri!r}, version={self.version}, fragments={len(self._fragments)}, "
                 f"schema={self.schema.names})")
+
+
+class LanceScanner:
+    """A scan of one dataset version, made by :meth:`LanceDataset.scanner`."""
+
+    def __init__(self, ds: LanceDataset, columns, filter, limit, offset, batch_size: int) -> None:
+        self._scan = ds._scan(columns, filter)  # names and types checked here, not when it runs
+        if self._scan[2] is not None:
+            check_filter(self._scan[2], ds.schema, ds.uri)
+        self._skip, self._limit = _check_window(offset, limit)
+        self._kw = dict(batch_size=_check_batch_size(batch_size), filter=filter, offset=offset, limit=limit)
+        self._ds, self._columns = ds, columns
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the rows it returns."""
+        return self._scan[0].schema
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    def to_table(self) -> pa.Table:
+        return self._ds.to_table(self._columns, **self._kw)
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return self._ds.to_batches(self._columns, **self._kw)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        return self._ds.to_reader(self._columns, **self._kw)
+
+    def count_rows(self) -> int:
+        """The rows it returns (without reading them when there is no filter)."""
+        total = self._ds.count_rows(self._kw["filter"])
+        total = max(0, total - self._skip)
+        return total if self._limit is None else min(total, self._limit)
+
+    def __repr__(self) -> str:
+        return f"LanceScanner({self._ds.uri!r}, columns={self.projected_schema.names}, {self._kw})"
 
 
 def _chains(schema: LanceSchema) -> dict[int, list]:
