@@ -287,3 +287,17 @@ def test_keywords_and_unicode_as_column_names():
     for q, want in [("date > DATE '2024-01-02'", 1), ("größe = 2", 1), ("Timestamp = 1", 1), ("date IS NULL", 0),
                     ("`my col` = 6 AND \"my col\" = 6", 1), ("`date` = '2024-01-05'", 1)]:
         assert t.filter(sql_to_expression(q, t.schema)).num_rows == want, q
+
+
+def test_long_chains_of_and_or(tmp_path):
+    """A condition of thousands of terms nests log2 deep (a left-deep tree overflowed the
+    recursion limit at ~500 terms)."""
+    path = str(tmp_path / "chain.lance")
+    lancefile.write_table(pa.table({"a": np.arange(100)}), path)
+    ors = " OR ".join(f"a = {i}" for i in range(0, 3000, 3))
+    assert lancefile.read_table(path, filters=ors)["a"].to_pylist() == list(range(0, 100, 3))
+    ands = " AND ".join(f"a >= {i}" for i in range(0, 60, 3)) + " AND NOT (" + ors + ")"
+    assert lancefile.read_table(path, filters=ands)["a"].to_pylist() == [a for a in range(57, 100) if a % 3]
+    assert lancefile.read_table(path, filters=" AND ".join(f"a != {i}" for i in range(99)))["a"].to_pylist() == [99]
+    t = pa.table({"st": pa.array([{"date": 1}, {"date": 2}])})
+    assert t.filter(sql_to_expression("st.date = 2", t.schema)).num_rows == 1

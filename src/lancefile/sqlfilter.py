@@ -255,7 +255,10 @@ class _Parser:
         if self.take("id") or (t.text in ("DATE", "TIMESTAMP") and self.take("kw")):  # a column named date
             names = [t.raw]
             while self.take("op", "."):
-                names.append(self.need("id", what="a field name after '.'").text)
+                sub = self.take("id") or self.take("kw")  # a field may be named like a keyword
+                if sub is None:
+                    self.need("id", what="a field name after '.'")
+                names.append(sub.raw)
             return ("field", tuple(names))
         got = "the end" if t.kind == "end" else repr(t.text)
         raise _error(self.text, t.pos, f"expected a column, a value or '(', found {got}")
@@ -289,10 +292,10 @@ class _Builder:
         if kind in ("and", "or"):
             conj = (kind == "and") != negated  # De Morgan
             parts = [self.cond(p, negated) for p in node[1]]
-            out = parts[0]
-            for p in parts[1:]:
-                out = (out & p) if conj else (out | p)
-            return out
+            while len(parts) > 1:  # a balanced tree: "a = 1 OR a = 2 OR ..." of thousands nests log2 deep
+                pairs = [(x & y) if conj else (x | y) for x, y in zip(parts[::2], parts[1::2])]
+                parts = pairs + parts[len(pairs) * 2:]
+            return parts[0]
         if kind == "cmp":
             op = _NEGATED[node[1]] if negated else node[1]
             a, b = self.value(node[2]), self.value(node[3])
