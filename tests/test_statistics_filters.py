@@ -381,3 +381,20 @@ def test_is_in_tells_signed_zeros_apart_as_arrow_does(tmp_path, stored, asked, t
     lancefile.write_table(t, path, statistics_zone_rows=1)
     for expr in (pc.field("v").isin(pa.array([asked], typ)), ~pc.field("v").isin(pa.array([asked], typ))):
         assert lancefile.read_table(path, filters=expr).column("row").equals(t.filter(expr).column("row"))
+
+
+def test_chains_of_thousands_of_ors_and_ands(tmp_path):
+    """An Expression built by folding thousands of comparisons nests thousands deep: it is taken
+    apart without recursion (and/or chains become one n-ary node), still prunes zones, and filters
+    the same as Arrow (a recursive walk overflowed at ~400 terms)."""
+    import functools
+    import operator
+
+    path = str(tmp_path / "chain.lance")
+    t = pa.table({"a": np.arange(20_000)})
+    lancefile.write_table(t, path, statistics_zone_rows=1000)
+    ors = functools.reduce(operator.or_, [pc.field("a") == i for i in range(5000, 8000)])
+    assert lancefile.read_table(path, filters=ors).equals(t.filter(ors))
+    assert lancefile.LanceFileReader(path).matching_ranges(ors) == [(5000, 8000)]
+    ands = functools.reduce(operator.and_, [pc.field("a") != i for i in range(3000)])
+    assert lancefile.read_table(path, filters=ands).equals(t.filter(ands))

@@ -106,49 +106,60 @@ def _parse(expr: pc.Expression) -> Node | None:
         tokens = schema_metadata_pairs(table.schema)
     except Exception:  # any change in Arrow's private format: no pruning, still correct
         return None
-    pos = 0
 
     def column(index: bytes) -> pa.Scalar:
         return table.column(int(index))[0]
 
-    def node() -> Node:
-        nonlocal pos
-        key, value = tokens[pos]
-        pos += 1
-        if key == b"literal":
-            return Node("literal", value=column(value))
-        if key == b"field_ref":
-            return Node("field", path=(value.decode(),))
-        if key == b"nested_field_ref":
-            count = int(value)
-            names = []
-            for _ in range(count):
-                k, v = tokens[pos]
-                pos += 1
-                if k != b"field_ref":
-                    raise ValueError("unexpected token in a nested field reference")
-                names.append(v.decode())
-            return Node("field", path=tuple(names))
-        if key == b"call":
-            out = Node("call", name=value.decode())
-            while tokens[pos][0] not in (b"end", b"options"):
-                out.args.append(node())
-            if tokens[pos][0] == b"options":
-                out.options = column(tokens[pos][1])
-                pos += 1
-            if tokens[pos] != (b"end", value):
-                raise ValueError("unbalanced call")
-            pos += 1
-            return out
-        raise ValueError(f"unknown token {key!r}")
-
+    # the tokens are the tree in prefix order; walked with a stack of the open calls (no
+    # recursion: a chain of thousands of ORs is thousands deep), and/or chains made n-ary
     try:
-        tree = node()
-        if pos != len(tokens):
-            return None
-        return tree
+        root, open_calls, pos = None, [], 0
+        while pos < len(tokens):
+            key, value = tokens[pos]
+            pos += 1
+            if key == b"call":
+                open_calls.append((Node("call", name=value.decode()), value))
+                continue
+            if key == b"options":
+                if not open_calls:
+                    raise ValueError("options outside a call")
+                open_calls[-1][0].options = column(value)
+                continue
+            if key == b"end":
+                if not open_calls or open_calls[-1][1] != value:
+                    raise ValueError("unbalanced call")
+                done = open_calls.pop()[0]
+            elif key == b"literal":
+                done = Node("literal", value=column(value))
+            elif key == b"field_ref":
+                done = Node("field", path=(value.decode(),))
+            elif key == b"nested_field_ref":
+                names = []
+                for _ in range(int(value)):
+                    k, v = tokens[pos]
+                    pos += 1
+                    if k != b"field_ref":
+                        raise ValueError("unexpected token in a nested field reference")
+                    names.append(v.decode())
+                done = Node("field", path=tuple(names))
+            else:
+                raise ValueError(f"unknown token {key!r}")
+            if not open_calls:
+                if root is not None or pos != len(tokens):
+                    return None
+                root = done
+                continue
+            parent = open_calls[-1][0]
+            if parent.name in _CHAINS and done.kind == "call" and done.name == parent.name and done.options is None:
+                parent.args.extend(done.args)  # (a or b) or c -> or(a, b, c): the same, Kleene or not
+            else:
+                parent.args.append(done)
+        return root if not open_calls else None
     except (ValueError, IndexError, KeyError, UnicodeDecodeError):
         return None
+
+
+_CHAINS = {"and_kleene", "and", "or_kleene", "or"}
 
 
 def referenced_fields(expr: pc.Expression) -> set[tuple[str, ...]] | None:
@@ -227,6 +238,11 @@ def _evaluate(node: Node, batch: pa.RecordBatch):
             raise _Unsupported  # nested fields: how a null parent reads is the engine's business
         return batch.column(node.path[0])
     args = [_evaluate(a, batch) for a in node.args]
+    if node.name in _CHAINS and node.options is None and len(args) > 2:  # a chain parse() made n-ary
+        out = args[0]
+        for a in args[1:]:
+            out = pc.call_function(node.name, [out, a])
+        return out
     if node.name in _DIRECT and node.options is None:
         return pc.call_function(node.name, args)
     opts = node.options
