@@ -398,3 +398,10 @@ def test_chains_of_thousands_of_ors_and_ands(tmp_path):
     assert lancefile.LanceFileReader(path).matching_ranges(ors) == [(5000, 8000)]
     ands = functools.reduce(operator.and_, [pc.field("a") != i for i in range(3000)])
     assert lancefile.read_table(path, filters=ands).equals(t.filter(ands))
+
+    deep = pc.field("a") > 5
+    for _ in range(300):
+        deep = ~deep
+    with pytest.raises(lancefile.InvalidInputError, match="302 levels deep"):
+        lancefile.read_table(path, filters=deep)
+    assert lancefile.LanceFileReader(path).matching_ranges(deep) == [(0, 20_000)]  # no pruning, no recursion

@@ -183,7 +183,33 @@ def check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> set[tupl
     return None if fields is None else set(fields)
 
 
+MAX_FILTER_DEPTH = 200  # levels of nesting a filter may have (and/or chains count as one)
+
+
+def _depth(tree: Node) -> int:
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((a, d + 1) for a in node.args)
+    return deepest
+
+
+def _walkable(expr: pc.Expression) -> Node | None:
+    """The tree of ``expr`` when the recursive walks below may take it (None: too deep, or not
+    understood; those constructs are left to Arrow's engine)."""
+    tree = parse(expr)
+    if tree is None:
+        return None
+    depth = _remember("depth", (expr,), lambda: _depth(tree))
+    return tree if depth <= MAX_FILTER_DEPTH else None
+
+
 def _check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> frozenset | None:
+    tree = parse(expr)
+    if tree is not None and _walkable(expr) is None:
+        raise InvalidInputError(f"{where}: the filter nests {_depth(tree)} levels deep, more than the "
+                                f"{MAX_FILTER_DEPTH} lancefile takes (chains of AND or OR count as one level)")
     fields = referenced_fields(expr)
     types = {}
     for path in sorted(fields or ()):
@@ -218,7 +244,7 @@ def filter_rows(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
     is_in, is_null/is_valid/is_nan on top-level columns) evaluated by calling the compute
     functions the expression names, as Arrow's engine does, without its per-call set-up
     (most of the cost of filtering one zone); anything else goes to the engine."""
-    tree = parse(expr)
+    tree = _walkable(expr)
     try:
         if tree is None:
             raise _Unsupported
@@ -277,7 +303,7 @@ def zone_outcomes(expr: pc.Expression, num_zones: int,
     """(may match, all match) per zone: whether some row may make ``expr`` true (never False
     for a zone where one does), and whether every row certainly does (never True for a zone
     where one does not: such zones need no filtering)."""
-    tree = parse(expr)
+    tree = _walkable(expr)
     if tree is None:
         return np.ones(num_zones, dtype=bool), np.zeros(num_zones, dtype=bool)
     can_true, can_false, can_null = _Pruner(num_zones, stats_for).visit(tree)
