@@ -251,6 +251,11 @@ class LanceFileWriter:
     # -- set-up -------------------------------------------------------------------------
     def _start(self, schema: pa.Schema) -> None:
         lance_schema = LanceSchema.from_arrow(schema)
+        try:  # what every reader does with the schema first: refuse a file none could open
+            lance_schema.to_arrow()
+        except (ValueError, TypeError) as exc:  # ArrowInvalid: extension metadata its type cannot hold
+            raise InvalidInputError(f"cannot write {self.path}: the schema's extension metadata does not fit its "
+                                    f"fields ({exc})") from None
         if self._stats_options is not None:
             self._stats = StatisticsCollector(schema, lance_schema, *self._stats_options)
         self._columns = self._codec.assign_columns(lance_schema)

@@ -582,3 +582,84 @@ def test_fifo_instead_of_file(ds_copy, which):
     assert not blocked, f"reading the dataset blocked on the FIFO {p.name}"
     assert isinstance(exc, lancefile.LanceError), f"{type(exc).__name__}: {exc}"
     assert p.name in str(exc), str(exc)
+
+
+# --------------------------------------------------------------------------------------------
+# Findings of the dataset fuzzing of 2026-11-27
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("deleted", [10**6, 2**63, 2**64 - 2])
+def test_more_deleted_rows_than_rows(ds_copy, deleted):
+    """count_rows was negative and take raised OverflowError when a fragment's deletion file
+    claimed more deleted rows than the fragment has."""
+    path = _latest_manifest(ds_copy)
+
+    def edit(m):
+        frag = next(f for f in m.fragments if f.HasField("deletion_file"))
+        frag.deletion_file.num_deleted_rows = deleted
+
+    reencode_manifest(path, edit)
+    _expect_lance_error(ds_copy, [path.name])
+    with pytest.raises(lancefile.CorruptFileError, match="deleted rows, more than"):
+        lancefile.dataset(ds_copy).count_rows()
+
+
+def test_fragment_rows_past_any_count(ds_copy):
+    path = _latest_manifest(ds_copy)
+    reencode_manifest(path, lambda m: setattr(m.fragments[0], "physical_rows", 2**64 - 1))
+    with pytest.raises(lancefile.CorruptFileError, match="rows"):
+        lancefile.dataset(ds_copy).count_rows()
+
+
+def test_extension_metadata_that_does_not_fit_its_field(ds_copy, tmp_path):
+    """ArrowInvalid (JsonExtensionType over int64) from the schema's field metadata: now a
+    CorruptFileError naming the manifest, and the writer refuses such a schema."""
+    path = _latest_manifest(ds_copy)
+
+    def edit(m):
+        f = next(f for f in m.fields if f.name == "id")
+        f.metadata["ARROW:extension:name"] = b"arrow.json"
+        f.metadata["ARROW:extension:metadata"] = b""
+
+    reencode_manifest(path, edit)
+    _expect_lance_error(ds_copy, [path.name])
+    bad = pa.schema([pa.field("id", pa.int64(), metadata={"ARROW:extension:name": "arrow.json",
+                                                          "ARROW:extension:metadata": ""})])
+    with pytest.raises(lancefile.InvalidInputError, match="extension metadata"):
+        lancefile.write_table(pa.table({"id": [1]}).cast(bad), str(tmp_path / "x.lance"))
+    assert not os.path.exists(tmp_path / "x.lance")
+
+
+@pytest.mark.parametrize("seconds", [-2**63, -62135596801, 2**63 - 1])
+def test_timestamp_that_is_not_a_date(ds_copy, seconds):
+    """OSError / ValueError / OverflowError from datetime.fromtimestamp in versions()."""
+    path = _latest_manifest(ds_copy)
+    reencode_manifest(path, lambda m: setattr(m.timestamp, "seconds", seconds))
+    with pytest.raises(lancefile.CorruptFileError, match="not a date"):
+        lancefile.dataset(ds_copy).versions()
+
+
+@pytest.mark.parametrize("rows", [2**32 + 1, 2**40, 2**61])
+def test_fragment_rows_beyond_row_addresses(ds_copy, rows):
+    """A fragment of 2**40 rows made its deletion file's size limit 8 TB (MemoryError) and, with
+    no data files, filled 2**40 nulls (a hang growing by GBs): a fragment holds 2**32 rows at most."""
+    path = _latest_manifest(ds_copy)
+    reencode_manifest(path, lambda m: setattr(m.fragments[0], "physical_rows", rows))
+    with pytest.raises(lancefile.CorruptFileError, match="more than a fragment can hold"):
+        lancefile.dataset(ds_copy).to_table()
+
+
+def test_field_moved_out_of_its_struct(tmp_path):
+    """IndexError in fragment._read: a manifest whose struct child became a top-level field."""
+    uri = str(tmp_path / "st.lance")
+    t = pa.table({"id": pa.array(np.arange(20)),
+                  "st": pa.array([{"a": i, "b": [i]} for i in range(20)])})
+    lance.write_dataset(t, uri, max_rows_per_file=10)
+    path = _latest_manifest(uri)
+
+    def edit(m):
+        next(f for f in m.fields if f.name == "b").parent_id = -1
+
+    reencode_manifest(path, edit)
+    _expect_lance_error(uri, ["fields", "columns", "schema"])

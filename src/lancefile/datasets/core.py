@@ -97,9 +97,10 @@ class LanceDataset:
         try:
             self._lance_schema = LanceSchema.from_proto(
                 file_pb2.Schema(fields=m.fields, metadata=dict(m.schema_metadata)), path=loaded.path)
+            # (extension metadata that does not fit its field's type fails here: ArrowInvalid is a ValueError)
+            self.schema: pa.Schema = self._lance_schema.to_arrow()
         except (ValueError, TypeError) as exc:
             raise CorruptFileError(f"{loaded.path}: the schema does not hold together: {exc}") from None
-        self.schema: pa.Schema = self._lance_schema.to_arrow()
         self._top_of = _top_of(self._lance_schema)
         self._parent_of = _parents(self._lance_schema)
         self._by_id = {f.id: f for f in self._lance_schema.walk()}
@@ -176,14 +177,14 @@ class LanceDataset:
     @property
     def timestamp(self) -> _dt.datetime:
         """When this version was committed (UTC)."""
-        return _timestamp(self._manifest)
+        return _timestamp(self._manifest, self._loaded.path)
 
     def versions(self) -> list[dict]:
         """Every version: ``{"version", "timestamp", "metadata"}`` dicts, oldest first."""
         out = []
         for m in list_manifests(self._root):
             loaded = read_manifest(m.path)
-            out.append({"version": loaded.manifest.version, "timestamp": _timestamp(loaded.manifest),
+            out.append({"version": loaded.manifest.version, "timestamp": _timestamp(loaded.manifest, loaded.path),
                         "metadata": dict(loaded.manifest.table_metadata)})
         return out
 
@@ -523,9 +524,12 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def _timestamp(m: table_pb2.Manifest) -> _dt.datetime:
+def _timestamp(m: table_pb2.Manifest, path: str) -> _dt.datetime:
     ts = m.timestamp
-    return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc).replace(tzinfo=None)
+    try:
+        return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc).replace(tzinfo=None)
+    except (OverflowError, ValueError, OSError):  # seconds past what a datetime (or the platform) holds
+        raise CorruptFileError(f"{path}: the version's timestamp ({ts.seconds} s) is not a date") from None
 
 
 def _check_window(offset, limit) -> tuple[int, int | None]:

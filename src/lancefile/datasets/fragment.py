@@ -295,6 +295,11 @@ class LanceFragment:
                 if batch.num_rows != n:
                     raise CorruptFileError(f"fragment {self.fragment_id}: a data file gave {batch.num_rows} rows "
                                            f"where {n} were expected")
+                if batch.num_columns != len(idxs):  # a manifest whose fields do not match the file's
+                    raise CorruptFileError(
+                        f"{self.data_files()} (fragment {self.fragment_id}): gave {batch.num_columns} columns "
+                        f"({', '.join(batch.schema.names)}) for the {len(idxs)} fields "
+                        f"{[schema.field(i).name for i in idxs]} the manifest places there")
                 for j, i in enumerate(idxs):  # one column per top-level field, in the order asked
                     cols[i] = _conform(batch.column(j), schema.field(i).type,
                                        f"{self.data_files()} (fragment {self.fragment_id}), field {schema.field(i).name!r}")

@@ -175,7 +175,7 @@ def read_regular_file(path: str, what: str, limit: int) -> bytes:
             raise CorruptFileError(f"{path}: {st.st_size} bytes is too large for a {what}")
         with os.fdopen(fd, "rb", closefd=True) as f:
             fd = -1
-            return f.read(limit + 1)
+            return f.read(min(limit, st.st_size) + 1)  # (+1: a file that grew since is still refused)
     except OSError as exc:
         raise LanceIOError(f"cannot read {path}: {exc.strerror}") from exc
     finally:
@@ -211,6 +211,7 @@ def read_manifest(loc) -> LoadedManifest:
     end = len(data) - TRAILER.size
     manifest_bytes = _section(data, offset, end, path, "manifest")
     manifest = _decode(table_pb2.Manifest, manifest_bytes, path, "manifest")
+    _check_fragments(manifest, path)
     index = None
     if manifest.HasField("index_section"):
         index = _section(data, manifest.index_section, end, path, "index section")
@@ -221,6 +222,25 @@ def read_manifest(loc) -> LoadedManifest:
             loaded._inline = _decode(table_pb2.Transaction, raw, path, "inline transaction")
             break
     return loaded
+
+
+MAX_ROWS = 1 << 62  # rows of a version that any count here may hold
+# A row address is (fragment id, row offset) in 32 bits each: a fragment holds at most 2**32 rows.
+MAX_FRAGMENT_ROWS = 1 << 32
+
+
+def _check_fragments(manifest: table_pb2.Manifest, path: str) -> None:
+    """Row counts every read relies on: a fragment's rows, and its deletions within them."""
+    total = 0
+    for frag in manifest.fragments:
+        rows = frag.physical_rows
+        total += rows
+        if rows > MAX_FRAGMENT_ROWS or total > MAX_ROWS:
+            raise CorruptFileError(f"{path}: fragment {frag.id} says {rows} rows, more than a fragment can hold "
+                                   f"({MAX_FRAGMENT_ROWS}: row addresses are 32-bit offsets)")
+        if frag.HasField("deletion_file") and frag.deletion_file.num_deleted_rows > rows:
+            raise CorruptFileError(f"{path}: fragment {frag.id} says {frag.deletion_file.num_deleted_rows} deleted "
+                                   f"rows, more than its {rows} rows")
 
 
 def _section(data: bytes, offset: int, end: int, path: str, what: str) -> bytes:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import UnsupportedVersionError
+from ..errors import CorruptFileError, UnsupportedVersionError
 from ..format.version import FileVersion, VersionInfo
 
 __all__ = ["VersionCodec", "codec_for"]
@@ -62,7 +62,11 @@ class VersionCodec:
 
             schema, rows = parse_descriptor(raw, path=path)
             storage = schema.to_arrow_storage()
-            got = (schema, rows, self.assign_columns(schema), storage, schema.to_arrow(storage))
+            try:
+                arrow = schema.to_arrow(storage)
+            except (ValueError, TypeError) as exc:  # ArrowInvalid: extension metadata its type cannot hold
+                raise CorruptFileError(f"{path}: the schema's extension metadata does not fit its fields: {exc}") from None
+            got = (schema, rows, self.assign_columns(schema), storage, arrow)
             if len(_SCHEMAS) >= _MAX_SCHEMAS:
                 _SCHEMAS.clear()
             _SCHEMAS[key] = got
