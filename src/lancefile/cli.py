@@ -273,20 +273,6 @@ def _positive_int(text: str) -> int:
     return n
 
 
-def _is_dataset(path: str) -> bool:
-    """Whether ``path`` (a local path or an object-store URI) is a Lance dataset's directory."""
-    from .objectstore import is_uri
-
-    if is_uri(path) and not path.startswith("file://"):
-        from .datasets.storage import dataset_root, join, list_names
-
-        try:
-            return bool(list_names(join(dataset_root(path), "_versions")))
-        except LanceError:
-            return False
-    return os.path.isdir(os.path.join(path, "_versions"))
-
-
 def _run(args) -> int:
     if args.command == "pipeline":
         from .spark.job import run_from_args
@@ -298,6 +284,8 @@ def _run(args) -> int:
         return verify_paths(args.paths, decode=not args.no_decode, progress=args.progress)
     try:
         if args.command == "inspect":
+            from .datasets.storage import is_dataset as _is_dataset
+
             is_dataset = _is_dataset(args.file)
             info = inspect_dataset(args.file, args.version) if is_dataset else inspect_file(args.file)
             if args.json:

@@ -92,6 +92,7 @@ class FileSink:
     def _write_views(self, views: list) -> None:
         """Write views back to back with as few system calls as possible (writev)."""
         fd, i = self.file.fileno(), 0
+        self._unsynced += sum(len(v) for v in views)  # (before the loop trims views written in part)
         while i < len(views):
             n = os.writev(fd, views[i : i + _IOV_MAX]) if _WRITEV else self.file.write(views[i])
             if not n:
@@ -101,7 +102,6 @@ class FileSink:
                 i += 1
             if n:
                 views[i] = views[i][n:]
-        self._unsynced += sum(len(v) for v in views)
         if self._unsynced >= _SYNC_EVERY_BYTES and (self._syncing is None or self._syncing.done()):
             self._background_sync()
 

@@ -395,8 +395,7 @@ class _Builder:
         if kind == "field":
             return pc.field(*node[1])
         if kind == "lit":
-            v = node[1]
-            return pc.scalar(v) if v is not None else pc.scalar(None)
+            return pc.scalar(node[1])
         if kind == "arith":
             a, b = self.value(node[2]), self.value(node[3])
             return getattr(pc, _ARITH[node[1]] + "_checked")(a, b)
@@ -409,12 +408,9 @@ class _Builder:
             return None
         level = self.schema
         for name in node[1]:
-            if isinstance(level, pa.Schema):
-                idx = level.get_field_index(name)
-            elif pa.types.is_struct(level):
-                idx = level.get_field_index(name)
-            else:
+            if not (isinstance(level, pa.Schema) or pa.types.is_struct(level)):
                 return None
+            idx = level.get_field_index(name)
             if idx < 0:
                 return None
             level = level.field(idx).type
@@ -453,12 +449,11 @@ def _literal_array(values: list, target: pa.DataType | None) -> pa.Array:
         raise InvalidInputError(f"bad SQL filter: the values {values!r} are not of one type: {exc}") from None
     if target is not None and arr.type != target and (pa.types.is_integer(target) or pa.types.is_floating(target)) \
             and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        if pa.types.is_floating(arr.type) and pa.types.is_integer(target):
+            return arr  # decimals against an integer column: compared as they are
         try:  # an IN list of the column's own type: Arrow does not widen a value set
-            exact = arr.cast(target, safe=True)
-            if pa.types.is_floating(arr.type) and pa.types.is_integer(target):
-                raise pa.ArrowInvalid("fractions")
-            return exact
-        except (pa.ArrowException, ValueError):
+            return arr.cast(target, safe=True)
+        except (pa.ArrowException, ValueError):  # e.g. integers past an int8 column's range
             return arr.cast(pa.float64()) if pa.types.is_integer(arr.type) else arr
     return arr
 

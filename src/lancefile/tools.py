@@ -28,6 +28,7 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
+from .datasets.storage import is_dataset as _is_dataset
 from .errors import InvalidInputError, LanceIOError
 
 __all__ = ["head", "print_rows", "convert", "FORMATS"]
@@ -36,10 +37,6 @@ __all__ = ["head", "print_rows", "convert", "FORMATS"]
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".arrow": "ipc", ".ipc": "ipc",
            ".feather": "ipc", ".lance": "lance"}
 _CELL = 40  # characters of one value in the text table
-
-
-def _is_dataset(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, "_versions"))
 
 
 def head(path: str, n: int = 10, *, columns: Sequence[str] | None = None, where=None) -> pa.Table:
@@ -91,10 +88,12 @@ def print_rows(table: pa.Table, fmt: str = "table", out=None) -> None:
 
 
 def _cell(v) -> str:
-    text = "null" if v is None else v.hex() if isinstance(v, bytes) and len(v) <= _CELL // 2 else str(v)
-    if isinstance(v, bytes) and len(v) > _CELL // 2:
-        text = f"<{len(v)} bytes>"
-    text = text.replace("\n", "\\n")
+    if v is None:
+        text = "null"
+    elif isinstance(v, bytes):
+        text = v.hex() if len(v) <= _CELL // 2 else f"<{len(v)} bytes>"
+    else:
+        text = str(v).replace("\n", "\\n")
     return text if len(text) <= _CELL else text[: _CELL - 3] + "..."
 
 

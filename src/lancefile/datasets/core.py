@@ -446,9 +446,7 @@ class LanceScanner:
     """A scan of one dataset version, made by :meth:`LanceDataset.scanner`."""
 
     def __init__(self, ds: LanceDataset, columns, filter, limit, offset, batch_size: int) -> None:
-        self._scan = ds._scan(columns, filter)  # names and types checked here, not when it runs
-        if self._scan[2] is not None:
-            check_filter(self._scan[2], ds.schema, ds.uri)
+        self._scan = ds._scan(columns, filter)  # columns and filter checked here, not when it runs
         self._skip, self._limit = _check_window(offset, limit)
         self._kw = dict(batch_size=_check_batch_size(batch_size), filter=filter, offset=offset, limit=limit)
         self._ds, self._columns = ds, columns
@@ -534,15 +532,10 @@ def _timestamp(m: table_pb2.Manifest, path: str) -> _dt.datetime:
 
 def _check_window(offset, limit) -> tuple[int, int | None]:
     """(rows to skip, rows to return or None for all) from ``offset`` and ``limit``."""
-    out = []
     for name, v in (("offset", offset), ("limit", limit)):
-        if v is None:
-            out.append(0 if name == "offset" else None)
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
             raise InvalidInputError(f"{name} must be a non-negative integer, not {v!r}")
-        out.append(int(v))
-    return out[0], out[1]
+    return (0 if offset is None else int(offset)), (None if limit is None else int(limit))
 
 
 def _check_batch_size(batch_size) -> int:

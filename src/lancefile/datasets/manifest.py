@@ -224,18 +224,15 @@ def read_manifest(loc) -> LoadedManifest:
     return loaded
 
 
-MAX_ROWS = 1 << 62  # rows of a version that any count here may hold
 # A row address is (fragment id, row offset) in 32 bits each: a fragment holds at most 2**32 rows.
 MAX_FRAGMENT_ROWS = 1 << 32
 
 
 def _check_fragments(manifest: table_pb2.Manifest, path: str) -> None:
     """Row counts every read relies on: a fragment's rows, and its deletions within them."""
-    total = 0
     for frag in manifest.fragments:
         rows = frag.physical_rows
-        total += rows
-        if rows > MAX_FRAGMENT_ROWS or total > MAX_ROWS:
+        if rows > MAX_FRAGMENT_ROWS:
             raise CorruptFileError(f"{path}: fragment {frag.id} says {rows} rows, more than a fragment can hold "
                                    f"({MAX_FRAGMENT_ROWS}: row addresses are 32-bit offsets)")
         if frag.HasField("deletion_file") and frag.deletion_file.num_deleted_rows > rows:

@@ -25,7 +25,7 @@ import os
 import posixpath
 import uuid
 
-from ..errors import CorruptFileError, InvalidInputError, LanceIOError
+from ..errors import CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from ..objectstore import ObjectStore, is_uri, resolve_store
 
 __all__ = ["Root", "dataset_root", "name", "join", "list_names", "read_small", "source", "is_remote",
@@ -61,6 +61,16 @@ def dataset_root(uri, storage_options: dict | None = None) -> "str | ObjectStore
     elif storage_options:
         raise InvalidInputError(f"{path}: storage_options are for object stores (s3://...), not local paths")
     return os.path.abspath(os.path.expanduser(path))
+
+
+def is_dataset(path: str) -> bool:
+    """Whether ``path`` (a local path or an object-store URI) is a Lance dataset's directory."""
+    if is_uri(path) and not path.startswith("file://"):
+        try:
+            return bool(list_names(join(dataset_root(path), "_versions")))
+        except LanceError:
+            return False
+    return os.path.isdir(os.path.join(path, "_versions"))
 
 
 def is_remote(root) -> bool:
