@@ -17,6 +17,7 @@ from lancefile.encodings.compression import (
     MAX_DECOMPRESSED_BYTES,
     compress_buffer,
     decompress_buffer,
+    decompress_many,
     normalize_scheme,
 )
 from lancefile.errors import CorruptFileError, UnsupportedEncodingError
@@ -164,6 +165,92 @@ def test_lz4_corrupt():
         decompress_buffer(struct.pack("<I", len(DATA) - 7) + packed[4:], "lz4")
     with pytest.raises(CorruptFileError):
         decompress_buffer(b"\0\0\0\0\x50abcde", "lz4")  # 0 announced but data follows
+
+
+# -- many buffers at once (decompress_many) ---------------------------------------------
+
+
+def _pack_many(buffers: list[bytes], gap: int = 3):
+    """Buffers back to back with ``gap`` junk bytes before each: (data, starts, sizes)."""
+    parts, starts, pos = [], [], 0
+    for b in buffers:
+        parts += [b"\xee" * gap, b]
+        starts.append(pos + gap)
+        pos += gap + len(b)
+    return (np.frombuffer(b"".join(parts), np.uint8), np.array(starts, np.int64),
+            np.array([len(b) for b in buffers], np.int64))
+
+
+def _unpack_many(out, starts, sizes) -> list[bytes]:
+    assert all(s % 8 == 0 for s in starts.tolist())
+    return [bytes(out[s : s + n]) for s, n in zip(starts.tolist(), sizes.tolist())]
+
+
+_PIECE = st.one_of(st.binary(max_size=300), st.builds(lambda b, k: b * k, st.binary(min_size=1, max_size=9),
+                                                       st.integers(1, 400)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_PIECE, max_size=8), st.sampled_from(SCHEMES), st.integers(0, 5))
+def test_decompress_many_equals_one_by_one(pieces, scheme, gap):
+    packed = [compress_buffer(p, scheme) for p in pieces]
+    packed += [b""]  # an empty buffer decompresses to nothing, as decompress_buffer's
+    out = _unpack_many(*decompress_many(*_pack_many(packed, gap), scheme))
+    assert out == [decompress_buffer(p, scheme) for p in packed] == pieces + [b""]
+
+
+def test_decompress_many_zstd_bare_and_multi_frame():
+    one = zstandard.ZstdCompressor().compress(b"abc" * 50)
+    unknown = zstandard.ZstdCompressor(write_content_size=False).compress(b"xyz" * 70)
+    framed_two = struct.pack("<Q", 360) + one + zstandard.ZstdCompressor().compress(b"q" * 210)
+    framed_unknown = struct.pack("<Q", 210) + unknown
+    buffers = [one, framed_two, framed_unknown, compress_buffer(b"k" * 9, "zstd")]
+    got = _unpack_many(*decompress_many(*_pack_many(buffers), "zstd"))
+    assert got == [decompress_buffer(b, "zstd") for b in buffers]
+    assert got[1] == b"abc" * 50 + b"q" * 210
+
+
+def test_decompress_many_names_the_bad_buffer():
+    good = compress_buffer(DATA, "lz4")
+    with pytest.raises(CorruptFileError, match="LZ4 buffer 1 of 3"):
+        decompress_many(*_pack_many([good, good[:-20], good]), "lz4")
+    with pytest.raises(CorruptFileError, match="LZ4 buffer 2 of 3.*too short"):
+        decompress_many(*_pack_many([good, good, b"\x01\x00"]), "lz4")
+    with pytest.raises(CorruptFileError, match="LZ4 buffer 0 of 1.*claim"):
+        decompress_many(*_pack_many([struct.pack("<I", 0xFFFF_FFFF) + b"\x10abcdefgh"]), "lz4")
+    z = compress_buffer(DATA, "zstd")
+    with pytest.raises(CorruptFileError, match="zstd buffer 1 of 2"):
+        decompress_many(*_pack_many([z, z[:-10]]), "zstd")
+    with pytest.raises(CorruptFileError, match="zstd buffer 0 of 1.*claims"):
+        decompress_many(*_pack_many([struct.pack("<Q", 1 << 62) + z[8:]]), "zstd")
+    data, starts, sizes = _pack_many([good])
+    with pytest.raises(CorruptFileError, match="outside"):
+        decompress_many(data, starts, sizes + 1, "lz4")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SCHEMES), st.binary(min_size=1, max_size=3000), st.integers(1, 20),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
+       st.integers(0, 2))
+def test_decompress_many_damaged(scheme, data, repeat, flips, cut):
+    """Damaged buffers: a CorruptFileError or, where the one-buffer path decodes them too,
+    the same bytes; never another exception."""
+    packed = bytearray(compress_buffer(data * repeat, scheme))
+    for at, value in flips:
+        packed[at % len(packed)] = value
+    if cut:
+        packed = packed[: len(packed) - cut * 7]
+    buf = bytes(packed)
+    try:
+        want = decompress_buffer(buf, scheme)
+    except CorruptFileError:
+        want = None
+    try:
+        got = _unpack_many(*decompress_many(*_pack_many([buf]), scheme))[0]
+    except CorruptFileError:
+        return
+    if want is not None:
+        assert got == want
 
 
 # -- buffers written by pylance 14.0.2 ------------------------------------------------------

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_DECOMPRESSED_BYTES",
     "compress_buffer",
     "decompress_buffer",
+    "decompress_many",
     "normalize_scheme",
 ]
 
@@ -116,6 +117,111 @@ def decompress_buffer(data, scheme, *, max_output_size: int = MAX_DECOMPRESSED_B
     if name == "zstd":
         return _zstd_decompress(raw, max_output_size)
     return _lz4_decompress(raw, max_output_size)
+
+
+def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_DECOMPRESSED_BYTES,
+                    align: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`decompress_buffer` of many buffers ``data[starts[i] : starts[i] + sizes[i]]`` at
+    once (a page's mini-block chunks, its full-zip values): returns ``(out, out_starts,
+    out_sizes)``, buffer ``i`` decompressed at ``out[out_starts[i]:][:out_sizes[i]]``, each
+    output starting at a multiple of ``align``. LZ4 blocks are decoded in one compiled pass
+    (:mod:`.kernels.lz4`); zstd frames one call each, with one decompressor. The same checks
+    as :func:`decompress_buffer`; the error names the buffer (``buffer i of n``).
+
+    Example::
+
+        >>> import numpy as np
+        >>> a, b = compress_buffer(b"abc" * 9, "lz4"), compress_buffer(b"xy", "lz4")
+        >>> data = np.frombuffer(a + b, np.uint8)
+        >>> out, at, n = decompress_many(data, np.array([0, len(a)]), np.array([len(a), len(b)]), "lz4")
+        >>> bytes(out[at[1] : at[1] + n[1]]), at.tolist()
+        (b'xy', [0, 32])
+    """
+    name = normalize_scheme(scheme)
+    raw = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
+    starts = np.asarray(starts, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    if len(starts) != len(sizes) or (len(starts) and (starts.min() < 0 or sizes.min() < 0
+                                                      or (starts + sizes).max() > len(raw))):
+        raise CorruptFileError(f"compressed buffers lie outside the {len(raw)} bytes that hold them")
+    if name == "zstd":
+        return _zstd_many(raw, starts, sizes, max_output_size, align)
+    n = len(starts)
+    nonempty = sizes > 0
+    short = np.flatnonzero(nonempty & (sizes < 4))
+    if len(short):
+        i = int(short[0])
+        raise CorruptFileError(f"LZ4 buffer {i} of {n}: {int(sizes[i])} bytes is too short for its length prefix")
+    prefix = raw[np.where(nonempty, starts, 0)[:, None] + np.arange(4)] if len(raw) >= 4 else np.zeros((n, 4), np.uint8)
+    announced = np.where(nonempty, np.ascontiguousarray(prefix).view("<u4").reshape(-1).astype(np.int64), 0)
+    payload = np.maximum(sizes - 4, 0)
+    limit = np.minimum(max_output_size, _LZ4_MAX_RATIO * payload + _LZ4_SLACK)
+    over = np.flatnonzero(announced > limit)
+    if len(over):
+        i = int(over[0])
+        raise CorruptFileError(f"LZ4 buffer {i} of {n}: {int(payload[i])} compressed bytes claim "
+                               f"{int(announced[i])} uncompressed bytes (more than the limit of {int(limit[i])})")
+    out_starts, total = _aligned_starts(announced, align)
+    from .kernels._common import empty
+    from .kernels.lz4 import lz4_decompress_many
+
+    out = empty(total, np.uint8)
+    bad = lz4_decompress_many(raw, starts + 4 * nonempty, payload, out, out_starts, announced)
+    if bad >= 0:
+        raise CorruptFileError(f"LZ4 buffer {bad} of {n} ({int(sizes[bad])} bytes) does not decompress "
+                               f"to the {int(announced[bad])} bytes it announces")
+    return out, out_starts, announced
+
+
+def _aligned_starts(out_sizes: np.ndarray, align: int) -> tuple[np.ndarray, int]:
+    padded = out_sizes + (-out_sizes) % align
+    ends = np.cumsum(padded)
+    return ends - padded, int(ends[-1]) if len(ends) else 0
+
+
+def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int, align: int):
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    pieces = []
+    n = len(starts)
+    for i, (s, z) in enumerate(zip(starts.tolist(), sizes.tolist())):
+        buf = memoryview(raw[s : s + z])
+        out = _zstd_fast(dctx, buf, cap)
+        if out is None:  # a bare frame, several frames or damage: the careful path says which
+            try:
+                out = _zstd_decompress(buf, cap) if z else b""
+            except CorruptFileError as exc:
+                raise CorruptFileError(f"zstd buffer {i} of {n}: {exc}") from None
+        pieces.append(out)
+    out_sizes = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n)
+    out_starts, total = _aligned_starts(out_sizes, align)
+    from .kernels._common import empty
+
+    out = empty(total, np.uint8)
+    for s, p in zip(out_starts.tolist(), pieces):
+        out[s : s + len(p)] = np.frombuffer(p, np.uint8)
+    return out, out_starts, out_sizes
+
+
+def _zstd_fast(dctx, buf, cap: int) -> bytes | None:
+    """One framed zstd buffer (u64 size + one frame of that size) decompressed, or None when
+    it is anything else (then :func:`_zstd_decompress` decides)."""
+    import zstandard
+
+    if len(buf) < 8 or _is_bare_zstd_frame(buf):
+        return None
+    (announced,) = struct.unpack_from("<Q", buf)
+    payload = buf[8:]
+    if announced == 0 or announced > min(cap, _ZSTD_MAX_RATIO * len(payload) + _ZSTD_SLACK):
+        return None  # (a limit of 0 would let the decompressor grow without bound)
+    try:
+        if zstandard.frame_content_size(payload) not in (announced, -1):
+            return None
+        out = dctx.decompress(payload, max_output_size=announced, allow_extra_data=False)
+    except zstandard.ZstdError:
+        return None
+    return out if len(out) == announced else None
 
 
 def _check_size(announced: int, payload: int, ratio: int, slack: int, cap: int, what: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,3 +27,36 @@ def test_byte_stream_split_round_trip(dtype, n, seed):
     np.testing.assert_array_equal(out, v)
     if n < 200:
         np.testing.assert_array_equal(k.byte_stream_split_decode_py(buf, bits, n), v)
+
+
+@PROPS
+@given(st.sampled_from([16, 32, 64]), st.lists(st.integers(0, 70), min_size=0, max_size=6),
+       st.integers(0, 2**32 - 1), st.integers(0, 9))
+def test_byte_stream_split_decode_many(bits, counts, seed, gap):
+    """Many chunks at once (the 8-at-a-time transposes and the tails) equal chunk by chunk."""
+    w = bits // 8
+    rng = np.random.default_rng(seed)
+    chunks = [_random_uints(int(rng.integers(0, 2**31)), n, np.dtype(f"u{w}"), bits) for n in counts]
+    parts, starts, pos = [], [], 0
+    for c in chunks:  # chunks at any offset, with junk between them
+        junk = rng.integers(0, 256, gap, dtype=np.uint8)
+        parts += [junk, np.frombuffer(k.byte_stream_split_encode(c), np.uint8)]
+        starts.append(pos + gap)
+        pos += gap + c.size * w
+    data = np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+    sizes = np.array([c.size * w for c in chunks], dtype=np.int64)
+    out = k.byte_stream_split_decode_many(data, bits, np.array(starts, np.int64), sizes, np.array(counts, np.int64))
+    want = np.concatenate(chunks) if chunks else np.zeros(0, np.dtype(f"u{w}"))
+    np.testing.assert_array_equal(out, want)
+    for c, s in zip(chunks, starts):
+        np.testing.assert_array_equal(k.byte_stream_split_decode_py(data[s : s + c.size * w], bits, c.size), c)
+
+
+def test_byte_stream_split_decode_many_refuses_short_chunks():
+    from lancefile.errors import CorruptFileError
+
+    data = np.zeros(64, np.uint8)
+    with pytest.raises(CorruptFileError, match="chunk 1 has 15 bytes; 2 values need 16"):
+        k.byte_stream_split_decode_many(data, 64, np.array([0, 16]), np.array([16, 15]), np.array([2, 2]))
+    with pytest.raises(CorruptFileError, match="outside"):
+        k.byte_stream_split_decode_many(data, 64, np.array([0, 56]), np.array([16, 16]), np.array([2, 2]))

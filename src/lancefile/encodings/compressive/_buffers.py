@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ..compression import SCHEME_BY_PROTO, decompress_buffer
+from ..compression import SCHEME_BY_PROTO, decompress_buffer, decompress_many
 
-__all__ = ["decompress", "scheme_name", "as_bytes", "located"]
+__all__ = ["decompress", "decompress_spans", "scheme_name", "as_bytes", "located"]
 
 
 def scheme_name(bc, where: str) -> str:
@@ -33,3 +33,10 @@ def decompress(bc, data, where: str) -> np.ndarray:
 
 def as_bytes(data) -> np.ndarray:
     return data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+
+
+def decompress_spans(bc, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, where: str, align: int = 8):
+    """Undo a ``BufferCompression`` on every ``data[starts[i]:][:sizes[i]]`` at once:
+    ``(out, out_starts, out_sizes)``, each output starting at a multiple of ``align``
+    (:func:`~lancefile.encodings.compression.decompress_many`)."""
+    return located(where, lambda: decompress_many(as_bytes(data), starts, sizes, scheme_name(bc, where), align=align))

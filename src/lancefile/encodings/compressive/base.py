@@ -93,7 +93,13 @@ class Chunks:
         data = np.zeros(int((sizes + pad).sum()), dtype=np.uint8)
         for s, p in zip(starts.tolist(), pieces):
             data[s : s + len(p)] = p
-        # other buffers keep their bytes: append the old data after the new pieces
+        return self.with_buffer(k, data, starts, sizes)
+
+    def with_buffer(self, k: int, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> "Chunks":
+        """These chunks with buffer ``k`` of chunk ``c`` now ``data[starts[c]:][:sizes[c]]``."""
+        if self.starts.shape[0] == 1:
+            return Chunks(data, starts.reshape(1, -1), sizes.reshape(1, -1), self.counts, self.where)
+        # other buffers keep their bytes: append the old data after the new ones
         shift = len(data)
         new_starts = self.starts + shift
         new_sizes = self.sizes.copy()

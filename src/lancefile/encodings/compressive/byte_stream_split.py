@@ -33,9 +33,6 @@ class ByteStreamSplitCodec(Codec):
         bits = int(msg.values.flat.bits_per_value)
         w = bits // 8
         counts = chunks.counts
-        data = chunks.gather(first, counts * w)
-        parts, pos = [], 0
-        for n in counts.tolist():
-            parts.append(kernels.byte_stream_split_decode(data[pos : pos + n * w], bits, n).view(np.uint8))
-            pos += n * w
-        return Fixed(np.concatenate(parts) if parts else data[:0], bits, int(counts.sum()))
+        out = kernels.byte_stream_split_decode_many(chunks.data, bits, chunks.starts[first], chunks.sizes[first],
+                                                    counts)
+        return Fixed(out.view(np.uint8), bits, int(counts.sum()))

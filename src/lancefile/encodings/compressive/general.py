@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._buffers import decompress, scheme_name
+from ._buffers import decompress, decompress_spans, scheme_name
 from .base import Chunks, Codec, Context, decode_block, decode_miniblock, decode_variable_values, register
 
 __all__ = ["GeneralCodec"]
@@ -42,17 +42,16 @@ class GeneralCodec(Codec):
         return miniblock_buffers(msg.values, "")
 
     def miniblock(self, msg, chunks: Chunks, first: int):
-        pieces = [decompress(msg.compression, p, chunks.where) for p in chunks.pieces(first)]
-        return decode_miniblock(msg.values, chunks.replaced(first, pieces), first)
+        data, starts, sizes = decompress_spans(msg.compression, chunks.data, chunks.starts[first],
+                                               chunks.sizes[first], chunks.where)
+        return decode_miniblock(msg.values, chunks.with_buffer(first, data, starts, sizes), first)
 
     def block(self, msg, data, num_values, where):
         return decode_block(msg.values, decompress(msg.compression, data, where), num_values, where)
 
     def variable_values(self, msg, offsets, data, where):
-        pieces = [decompress(msg.compression, data[a:b], where)
-                  for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-        sizes = np.array([len(p) for p in pieces], dtype=np.int64)
-        out_offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        out, _, sizes = decompress_spans(msg.compression, data, offsets[:-1], np.diff(offsets), where, align=1)
+        out_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=out_offsets[1:])
-        body = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
-        return decode_variable_values(msg.values, out_offsets, body, where)
+        return decode_variable_values(msg.values, out_offsets, out, where)

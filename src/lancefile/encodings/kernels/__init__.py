@@ -43,7 +43,7 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fullzip, gather, levels, miniblock, minmax, rle
+from . import _common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fullzip, gather, levels, lz4, miniblock, minmax, rle
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -62,7 +62,7 @@ from .bitpacking import (
     out_of_line_bitpacking_encode,
     out_of_line_bitpacking_encode_many,
 )
-from .bss import byte_stream_split_decode, byte_stream_split_decode_py, byte_stream_split_encode
+from .bss import byte_stream_split_decode, byte_stream_split_decode_many, byte_stream_split_decode_py, byte_stream_split_encode
 from .fastlanes import (
     FASTLANES_CHUNK,
     FL_ORDER,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
-from ._common import _byte_view, _uint_dtype
+from ._common import _byte_view, _helper, _Kernel, _uint_dtype, empty, load_u64, store_u64
 
-__all__ = ["byte_stream_split_encode", "byte_stream_split_decode"]
+__all__ = ["byte_stream_split_encode", "byte_stream_split_decode", "byte_stream_split_decode_many"]
 
 
 def byte_stream_split_encode(values) -> bytes:
@@ -30,6 +30,92 @@ def byte_stream_split_decode(buf, bits: int, num_values: int) -> np.ndarray:
     if raw.size < need:
         raise CorruptFileError(f"byte-stream-split chunk has {raw.size} bytes; {n} values need {need}")
     return np.ascontiguousarray(raw[:need].reshape(dtype.itemsize, n).T).view(dtype).reshape(n)
+
+
+@_helper
+def _swap(a, b, shift, mask):
+    """Exchange the ``mask``-selected lanes of ``a >> shift`` with those of ``b``: one step
+    of a byte-matrix transpose held in 64-bit words."""
+    t = ((a >> shift) ^ b) & mask
+    return a ^ (t << shift), b ^ t
+
+
+@_Kernel
+def _k_bss_many(data, starts, counts, w, out):
+    # chunk c: counts[c] values of w bytes, byte j of value i at data[starts[c] + j*n + i].
+    # 8- and 4-byte values go 8 at a time: word j holds stream j's bytes of values i..i+7,
+    # and three (two) rounds of lane swaps transpose those words into the values.
+    pos = 0
+    m8, m16, m32 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0x00000000FFFFFFFF)
+    s8, s16, s32 = np.uint64(8), np.uint64(16), np.uint64(32)
+    for c in range(starts.shape[0]):
+        s = starts[c]
+        n = counts[c]
+        i = 0
+        if w == 8:
+            while i + 8 <= n:
+                a0, a1 = _swap(load_u64(data, s + i), load_u64(data, s + n + i), s8, m8)
+                a2, a3 = _swap(load_u64(data, s + 2 * n + i), load_u64(data, s + 3 * n + i), s8, m8)
+                a4, a5 = _swap(load_u64(data, s + 4 * n + i), load_u64(data, s + 5 * n + i), s8, m8)
+                a6, a7 = _swap(load_u64(data, s + 6 * n + i), load_u64(data, s + 7 * n + i), s8, m8)
+                a0, a2 = _swap(a0, a2, s16, m16)
+                a1, a3 = _swap(a1, a3, s16, m16)
+                a4, a6 = _swap(a4, a6, s16, m16)
+                a5, a7 = _swap(a5, a7, s16, m16)
+                a0, a4 = _swap(a0, a4, s32, m32)
+                a1, a5 = _swap(a1, a5, s32, m32)
+                a2, a6 = _swap(a2, a6, s32, m32)
+                a3, a7 = _swap(a3, a7, s32, m32)
+                o = (pos + i) * 8
+                store_u64(out, o, a0)
+                store_u64(out, o + 8, a1)
+                store_u64(out, o + 16, a2)
+                store_u64(out, o + 24, a3)
+                store_u64(out, o + 32, a4)
+                store_u64(out, o + 40, a5)
+                store_u64(out, o + 48, a6)
+                store_u64(out, o + 56, a7)
+                i += 8
+        elif w == 4:
+            hi = ~m32
+            while i + 8 <= n:
+                # each word: two 4x4 byte matrices (values i..i+3 low, i+4..i+7 high)
+                a0, a1 = _swap(load_u64(data, s + i), load_u64(data, s + n + i), s8, m8)
+                a2, a3 = _swap(load_u64(data, s + 2 * n + i), load_u64(data, s + 3 * n + i), s8, m8)
+                a0, a2 = _swap(a0, a2, s16, m16)
+                a1, a3 = _swap(a1, a3, s16, m16)
+                o = (pos + i) * 4
+                store_u64(out, o, (a0 & m32) | (a1 << s32))
+                store_u64(out, o + 8, (a2 & m32) | (a3 << s32))
+                store_u64(out, o + 16, (a0 >> s32) | (a1 & hi))
+                store_u64(out, o + 24, (a2 >> s32) | (a3 & hi))
+                i += 8
+        while i < n:
+            o = (pos + i) * w
+            for j in range(w):
+                out[o + j] = data[s + j * n + i]
+            i += 1
+        pos += n
+
+
+def byte_stream_split_decode_many(buf, bits: int, starts, sizes, counts) -> np.ndarray:
+    """Many chunks (``counts[c]`` values in ``buf[starts[c]:][:sizes[c]]``) decoded back to
+    back in one compiled pass; unsigned words of ``bits``."""
+    dtype = _uint_dtype(bits)
+    raw = _byte_view(buf)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    need = counts * dtype.itemsize
+    short = np.flatnonzero(need > np.asarray(sizes))
+    if len(short):
+        c = int(short[0])
+        raise CorruptFileError(f"byte-stream-split chunk {c} has {int(sizes[c])} bytes; "
+                               f"{int(counts[c])} values need {int(need[c])}")
+    if len(starts) and (starts.min() < 0 or (starts + need).max() > raw.size):
+        raise CorruptFileError("byte-stream-split chunks lie outside their buffer")
+    out = empty(int(counts.sum()) * dtype.itemsize, np.uint8)
+    _k_bss_many(raw, starts, counts, dtype.itemsize, out)
+    return out.view(dtype)
 
 
 def byte_stream_split_decode_py(buf, bits: int, num_values: int) -> np.ndarray:
