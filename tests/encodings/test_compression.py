@@ -3,6 +3,7 @@ pyarrow, bad input, and buffers written by pylance 14.0.2 (test-only oracle)."""
 
 from __future__ import annotations
 
+import re
 import struct
 
 import lz4.block
@@ -251,6 +252,30 @@ def test_decompress_many_damaged(scheme, data, repeat, flips, cut):
         return
     if want is not None:
         assert got == want
+
+
+_RUNS = st.lists(st.tuples(st.integers(0, 255), st.integers(1, 90)), max_size=40).map(
+    lambda runs: b"".join(bytes([b]) * k for b, k in runs))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_RUNS, st.binary(max_size=200)), max_size=6))
+def test_lz4_runs_compressor(pieces):
+    """Blocks whose matches are byte runs: read by lz4 itself and by decompress_many, smaller
+    than the input when a run is long."""
+    data = np.frombuffer(b"".join(pieces), np.uint8)
+    sizes = np.array([len(p) for p in pieces], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    packed, psizes = kernels.lz4_compress_runs_many(data, starts, sizes)
+    pstarts = np.cumsum(psizes) - psizes
+    for p, s, z in zip(pieces, pstarts.tolist(), psizes.tolist()):
+        framed = bytes(packed[s : s + z])
+        assert decompress_buffer(framed, "lz4") == p
+        assert lz4.block.decompress(framed) == p  # the u32 prefix is lz4's own store_size
+        longest = max((len(m.group(0)) for m in re.finditer(rb"(.)\1*", p, re.S)), default=0)
+        if longest >= 64:
+            assert z < len(p)
+    assert _unpack_many(*decompress_many(packed, pstarts, psizes, "lz4")) == pieces
 
 
 # -- buffers written by pylance 14.0.2 ------------------------------------------------------

@@ -54,6 +54,9 @@ DICT_MIN_VALUES = 100
 DICT_MAX_CARDINALITY = 100_000
 DICT_SAMPLE = 4096
 FSST_MIN_BYTES = 32 * 1024
+# lancefile's own choice (not the reference's): floats go byte-stream-split under LZ4 when
+# that makes the page at most this fraction of what the reference's choice takes
+SPLIT_MIN_GAIN = 0.95
 _COMPRESSIONS = ("fsst", "lz4", "none", "zstd")
 
 
@@ -156,6 +159,9 @@ class Strategy:
     """
 
     params: FieldParams
+    # False: exactly the reference's choices; True: also lancefile's own where they measurably
+    # shrink a page (see :meth:`split_floats`)
+    own_choices: bool = True
     # what one page learnt and the next may reuse (an FSST symbol table), per leaf column
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -238,6 +244,15 @@ class Strategy:
         if self.params.compression not in ("lz4", "zstd") or bits not in (32, 64) or self.params.bss == "off":
             return False
         return self.params.bss == "on" or floating
+
+    def split_floats(self, bits: int, floating: bool) -> bool:
+        """Whether to try lancefile's float encoding: byte-stream-split under LZ4, kept when
+        the page shrinks to :data:`SPLIT_MIN_GAIN` of the reference's choice (uniform or
+        same-magnitude floats: the exponent byte is nearly constant). Only for 32/64-bit
+        floats whose field asks for nothing else."""
+        p = self.params
+        return (self.own_choices and floating and bits in (32, 64) and p.compression is None and p.bss == "auto"
+                and p.structural is None)
 
     def use_rle(self, runs: int, num_values: int) -> bool:
         """Whether runs are few enough to try RLE (the encoder then keeps the smaller of RLE

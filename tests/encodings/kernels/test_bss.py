@@ -60,3 +60,14 @@ def test_byte_stream_split_decode_many_refuses_short_chunks():
         k.byte_stream_split_decode_many(data, 64, np.array([0, 16]), np.array([16, 15]), np.array([2, 2]))
     with pytest.raises(CorruptFileError, match="outside"):
         k.byte_stream_split_decode_many(data, 64, np.array([0, 56]), np.array([16, 16]), np.array([2, 2]))
+
+
+@PROPS
+@given(st.sampled_from([16, 32, 64]), st.integers(0, 1500), st.integers(1, 600), st.integers(0, 2**32 - 1))
+def test_byte_stream_split_encode_chunks(bits, n, per, seed):
+    """Chunk by chunk in one pass equals byte_stream_split_encode of each chunk."""
+    w = bits // 8
+    v = _random_uints(seed, n, np.dtype(f"u{w}"), bits)
+    got = k.byte_stream_split_encode_chunks(v.view(np.uint8), bits, per)
+    want = b"".join(k.byte_stream_split_encode(v[a : a + per]) for a in range(0, n, per))
+    assert got.tobytes() == want

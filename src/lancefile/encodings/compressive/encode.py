@@ -30,7 +30,7 @@ from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import PROTO_BY_SCHEME, compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
-from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
+from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, SPLIT_MIN_GAIN, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "fsst_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
@@ -160,11 +160,46 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
             best = packed.size if packed is not None else len(data)
             if rle.size < best:
                 return rle
+        if strategy.split_floats(bits, pa.types.is_floating(values.type)):
+            split = _split_float_miniblock(data, bits, packed.size if packed is not None else len(data))
+            if split is not None:
+                return _Wrapped(split)
         if packed is not None:
             return packed
     per = _fixed_chunk_values(bits)
     counts = _split_counts(n, per)
     return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
+
+
+SPLIT_SAMPLE_CHUNKS = 32  # chunks tried before a whole page is split and compressed
+
+
+def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
+    """General{lz4, ByteStreamSplit{Flat}} of floats, when it is below
+    :data:`~lancefile.encodings.strategy.SPLIT_MIN_GAIN` of ``best`` (the page's bytes as
+    the reference would write it), else None. The LZ4 blocks only hold runs of one byte
+    (:func:`~lancefile.encodings.kernels.lz4.lz4_compress_runs_many`): what shrinks is a byte
+    position that rarely changes (the sign and exponent of floats of one magnitude), at a
+    small part of LZ4's cost to write and a fast decode. A sample of the page decides first."""
+    w = bits // 8
+    per = BSS_CHUNK_BYTES // w
+    n = data.size // w
+    sample = min(n, per * SPLIT_SAMPLE_CHUNKS)
+    if n > sample and _split_lz4(data[: sample * w], bits, per)[1].sum() > SPLIT_MIN_GAIN * best * sample / n:
+        return None
+    packed, sizes = _split_lz4(data, bits, per)
+    if packed.size > SPLIT_MIN_GAIN * best:
+        return None
+    enc = general("lz4", None, pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits))))
+    return MiniChunks(enc, _split_counts(n, per), [Buffers(packed, sizes)])
+
+
+def _split_lz4(data: np.ndarray, bits: int, per: int) -> tuple[np.ndarray, np.ndarray]:
+    w = bits // 8
+    n = data.size // w
+    split = kernels.byte_stream_split_encode_chunks(data, bits, per)
+    sizes = _split_counts(n, per) * w
+    return kernels.lz4_compress_runs_many(split, np.cumsum(sizes) - sizes, sizes)
 
 
 RLE_CHUNK_VALUES = 4096

@@ -62,7 +62,8 @@ from .bitpacking import (
     out_of_line_bitpacking_encode,
     out_of_line_bitpacking_encode_many,
 )
-from .bss import byte_stream_split_decode, byte_stream_split_decode_many, byte_stream_split_decode_py, byte_stream_split_encode
+from .bss import (byte_stream_split_decode, byte_stream_split_decode_many, byte_stream_split_decode_py,
+                  byte_stream_split_encode, byte_stream_split_encode_chunks)
 from .fastlanes import (
     FASTLANES_CHUNK,
     FL_ORDER,
@@ -93,6 +94,7 @@ from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import page_indices
 from .gather import scatter as scatter_bytes
+from .lz4 import lz4_compress_runs_many, lz4_decompress_many
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import (expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
                      rep_index_chunks_many, row_spans, span_values)
@@ -120,6 +122,7 @@ __all__ += miniblock.__all__
 __all__ += levels.__all__
 __all__ += ["gather_bytes", "scatter_bytes", "page_indices", "binary_minmax_rows"]
 __all__ += bss.__all__
+__all__ += lz4.__all__
 __all__ += distinct.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__

@@ -10,7 +10,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _helper, _Kernel, _uint_dtype, empty, load_u64, store_u64
 
-__all__ = ["byte_stream_split_encode", "byte_stream_split_decode", "byte_stream_split_decode_many"]
+__all__ = ["byte_stream_split_encode", "byte_stream_split_encode_chunks", "byte_stream_split_decode", "byte_stream_split_decode_many"]
 
 
 def byte_stream_split_encode(values) -> bytes:
@@ -40,6 +40,26 @@ def _swap(a, b, shift, mask):
     return a ^ (t << shift), b ^ t
 
 
+@_helper
+def _transpose8(a0, a1, a2, a3, a4, a5, a6, a7):
+    """The 8x8 byte matrix whose row r is word ``ar`` (byte c: bits 8c..8c+7), transposed."""
+    m8, m16, m32 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0x00000000FFFFFFFF)
+    s8, s16, s32 = np.uint64(8), np.uint64(16), np.uint64(32)
+    a0, a1 = _swap(a0, a1, s8, m8)
+    a2, a3 = _swap(a2, a3, s8, m8)
+    a4, a5 = _swap(a4, a5, s8, m8)
+    a6, a7 = _swap(a6, a7, s8, m8)
+    a0, a2 = _swap(a0, a2, s16, m16)
+    a1, a3 = _swap(a1, a3, s16, m16)
+    a4, a6 = _swap(a4, a6, s16, m16)
+    a5, a7 = _swap(a5, a7, s16, m16)
+    a0, a4 = _swap(a0, a4, s32, m32)
+    a1, a5 = _swap(a1, a5, s32, m32)
+    a2, a6 = _swap(a2, a6, s32, m32)
+    a3, a7 = _swap(a3, a7, s32, m32)
+    return a0, a1, a2, a3, a4, a5, a6, a7
+
+
 @_Kernel
 def _k_bss_many(data, starts, counts, w, out):
     # chunk c: counts[c] values of w bytes, byte j of value i at data[starts[c] + j*n + i].
@@ -54,18 +74,10 @@ def _k_bss_many(data, starts, counts, w, out):
         i = 0
         if w == 8:
             while i + 8 <= n:
-                a0, a1 = _swap(load_u64(data, s + i), load_u64(data, s + n + i), s8, m8)
-                a2, a3 = _swap(load_u64(data, s + 2 * n + i), load_u64(data, s + 3 * n + i), s8, m8)
-                a4, a5 = _swap(load_u64(data, s + 4 * n + i), load_u64(data, s + 5 * n + i), s8, m8)
-                a6, a7 = _swap(load_u64(data, s + 6 * n + i), load_u64(data, s + 7 * n + i), s8, m8)
-                a0, a2 = _swap(a0, a2, s16, m16)
-                a1, a3 = _swap(a1, a3, s16, m16)
-                a4, a6 = _swap(a4, a6, s16, m16)
-                a5, a7 = _swap(a5, a7, s16, m16)
-                a0, a4 = _swap(a0, a4, s32, m32)
-                a1, a5 = _swap(a1, a5, s32, m32)
-                a2, a6 = _swap(a2, a6, s32, m32)
-                a3, a7 = _swap(a3, a7, s32, m32)
+                a0, a1, a2, a3, a4, a5, a6, a7 = _transpose8(
+                    load_u64(data, s + i), load_u64(data, s + n + i), load_u64(data, s + 2 * n + i),
+                    load_u64(data, s + 3 * n + i), load_u64(data, s + 4 * n + i), load_u64(data, s + 5 * n + i),
+                    load_u64(data, s + 6 * n + i), load_u64(data, s + 7 * n + i))
                 o = (pos + i) * 8
                 store_u64(out, o, a0)
                 store_u64(out, o + 8, a1)
@@ -96,6 +108,51 @@ def _k_bss_many(data, starts, counts, w, out):
                 out[o + j] = data[s + j * n + i]
             i += 1
         pos += n
+
+
+@_Kernel
+def _k_bss_encode(data, n, per, w, out):
+    # values of w bytes, chunks of ``per`` (the last shorter): value i of a chunk of m
+    # values at s, byte j, goes to s + j*m + i. 8-byte values 8 at a time, by the same
+    # word transposes as the decoder (a transpose is its own inverse).
+    first = 0
+    while first < n:
+        m = min(per, n - first)
+        s = first * w
+        i = 0
+        if w == 8:
+            while i + 8 <= m:
+                o = s + i * 8
+                a0, a1, a2, a3, a4, a5, a6, a7 = _transpose8(
+                    load_u64(data, o), load_u64(data, o + 8), load_u64(data, o + 16), load_u64(data, o + 24),
+                    load_u64(data, o + 32), load_u64(data, o + 40), load_u64(data, o + 48), load_u64(data, o + 56))
+                store_u64(out, s + i, a0)
+                store_u64(out, s + m + i, a1)
+                store_u64(out, s + 2 * m + i, a2)
+                store_u64(out, s + 3 * m + i, a3)
+                store_u64(out, s + 4 * m + i, a4)
+                store_u64(out, s + 5 * m + i, a5)
+                store_u64(out, s + 6 * m + i, a6)
+                store_u64(out, s + 7 * m + i, a7)
+                i += 8
+        while i < m:
+            for j in range(w):
+                out[s + j * m + i] = data[s + i * w + j]
+            i += 1
+        first += m
+
+
+def byte_stream_split_encode_chunks(data, bits: int, per: int) -> np.ndarray:
+    """The bytes of ``bits``-wide values (``data``, uint8) split chunk by chunk, ``per``
+    values a chunk (the last may hold fewer): :func:`byte_stream_split_encode` of each
+    chunk, back to back, in one compiled pass."""
+    w = bits // 8
+    raw = np.ascontiguousarray(_byte_view(data))
+    if raw.size % w:
+        raise ValueError(f"{raw.size} bytes are not a whole number of {w}-byte values")
+    out = empty(raw.size, np.uint8)
+    _k_bss_encode(raw, raw.size // w, int(per), w, out)
+    return out
 
 
 def byte_stream_split_decode_many(buf, bits: int, starts, sizes, counts) -> np.ndarray:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _helper, _Kernel
+from ._common import _helper, _Kernel, load_u64, store_u64
 
-__all__ = ["lz4_decompress_many"]
+__all__ = ["lz4_decompress_many", "lz4_compress_runs_many"]
 
 
 @_helper
@@ -65,11 +65,13 @@ def _k_lz4_many(src, starts, sizes, out, out_starts, out_sizes):
                 lit += more
             if lit > iend - ip or lit > oend - op:
                 return c
-            if lit <= 16:
-                for k in range(lit):
-                    out[op + k] = src[ip + k]
-            else:
-                out[op : op + lit] = src[ip : ip + lit]
+            k = 0
+            while k + 8 <= lit:
+                store_u64(out, op + k, load_u64(src, ip + k))
+                k += 8
+            while k < lit:
+                out[op + k] = src[ip + k]
+                k += 1
             ip += lit
             op += lit
             if ip == iend:
@@ -90,11 +92,17 @@ def _k_lz4_many(src, starts, sizes, out, out_starts, out_sizes):
             if ml > oend - op:
                 return c
             m = op - offset
-            if offset >= ml:
-                out[op : op + ml] = out[m : m + ml]
-            else:  # overlapping: the copy repeats the last ``offset`` bytes
-                for k in range(ml):
-                    out[op + k] = out[m + k]
+            k = 0
+            if offset == 1:  # a run of one byte
+                out[op : op + ml] = out[m]
+                k = ml
+            elif offset >= 8:  # 8 bytes at a time read only bytes already written
+                while k + 8 <= ml:
+                    store_u64(out, op + k, load_u64(out, m + k))
+                    k += 8
+            while k < ml:  # (overlapping copies repeat the last ``offset`` bytes)
+                out[op + k] = out[m + k]
+                k += 1
             op += ml
         if op != oend:
             return c
@@ -120,3 +128,111 @@ def lz4_decompress_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray, 
     """
     return int(_k_lz4_many(src, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
                            out, np.ascontiguousarray(out_starts, np.int64), np.ascontiguousarray(out_sizes, np.int64)))
+
+
+# A run shorter than this stays literal: a match costs a token, two offset bytes and a
+# literal, and the LZ4 format rules below need room around it.
+RUN_MIN = 16
+_LAST_LITERALS = 5  # the block's last 5 bytes are always literals (the format's rule)
+_MATCH_LIMIT = 12  # and no match starts in its last 12
+
+
+@_helper
+def _put_length(out, op, n):
+    # a length's extra bytes: 255, 255, ..., rest (n >= 0 is what is left over 15)
+    while n >= 255:
+        out[op] = 255
+        op += 1
+        n -= 255
+    out[op] = n
+    return op + 1
+
+
+@_helper
+def _put_sequence(src, lit_start, lit, out, op, match):
+    # token, literal count, literals, then (match > 0) offset 1 and the match length
+    token = (min(lit, 15) << 4) | (min(match - 4, 15) if match > 0 else 0)
+    out[op] = token
+    op += 1
+    if lit >= 15:
+        op = _put_length(out, op, lit - 15)
+    out[op : op + lit] = src[lit_start : lit_start + lit]
+    op += lit
+    if match > 0:
+        out[op] = 1
+        out[op + 1] = 0
+        op += 2
+        if match - 4 >= 15:
+            op = _put_length(out, op, match - 19)
+    return op
+
+
+@_Kernel
+def _k_lz4_runs_many(src, starts, sizes, out, out_starts, out_sizes, run_min):
+    # Block c: [u32 size][LZ4 block] of src[starts[c]:][:sizes[c]] at out[out_starts[c]:],
+    # whose matches are runs of one byte (offset 1). Runs of run_min or more bytes are found
+    # 8 bytes at a time: such a run fills at least one aligned 8-byte word.
+    for c in range(starts.shape[0]):
+        s = starts[c]
+        n = sizes[c]
+        o = out_starts[c]
+        for k in range(4):
+            out[o + k] = (n >> (8 * k)) & 0xFF
+        op = o + 4
+        anchor = 0
+        i = 0
+        while i + 8 <= n - _LAST_LITERALS:
+            word = load_u64(src, s + i)
+            if word != (word & np.uint64(0xFF)) * np.uint64(0x0101010101010101):
+                i += 8
+                continue
+            b = src[s + i]
+            a = i
+            while a > anchor and src[s + a - 1] == b:
+                a -= 1
+            e = i + 8
+            while e < n and src[s + e] == b:
+                e += 1
+            # the run a..e: its first byte is a literal, the rest one match of offset 1
+            m0 = a + 1
+            m1 = min(e, n - _LAST_LITERALS)
+            if e - a >= run_min and m0 <= n - _MATCH_LIMIT and m1 - m0 >= 4:
+                op = _put_sequence(src, s + anchor, m0 - anchor, out, op, m1 - m0)
+                anchor = m1
+            i = max(e, i + 8)
+        op = _put_sequence(src, s + anchor, n - anchor, out, op, 0)
+        out_sizes[c] = op - o
+
+
+def lz4_bound(n: int) -> int:
+    """Most bytes :func:`lz4_compress_runs_many` writes for ``n`` input bytes (prefix included)."""
+    return 4 + n + n // 255 + 16
+
+
+def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                           run_min: int = RUN_MIN) -> tuple[np.ndarray, np.ndarray]:
+    """Each ``src[starts[c]:][:sizes[c]]`` as Lance's LZ4 framing (``u32`` size, then one LZ4
+    block) whose only matches are runs of one repeated byte: what compresses the constant
+    streams of byte-stream-split floats, at a small part of a full LZ4 compressor's cost.
+    Any LZ4 decoder reads the blocks. Returns ``(bytes back to back, bytes per block)``.
+
+    Example::
+
+        >>> import lz4.block, numpy as np
+        >>> data = np.frombuffer(b"ab" + b"z" * 40 + b"cdefgh", np.uint8)
+        >>> out, sizes = lz4_compress_runs_many(data, np.array([0]), np.array([len(data)]))
+        >>> int(sizes[0]) < len(data), lz4.block.decompress(bytes(out[4:]), uncompressed_size=48) == data.tobytes()
+        (True, True)
+    """
+    from ._common import empty
+
+    starts = np.ascontiguousarray(starts, np.int64)
+    sizes = np.ascontiguousarray(sizes, np.int64)
+    bounds = 4 + sizes + sizes // 255 + 16
+    out_starts = np.cumsum(bounds) - bounds
+    out = empty(int(bounds.sum()), np.uint8)
+    out_sizes = np.zeros(len(sizes), np.int64)
+    _k_lz4_runs_many(src, starts, sizes, out, out_starts, out_sizes, int(run_min))
+    from .gather import gather
+
+    return gather(out, out_starts, out_sizes), out_sizes

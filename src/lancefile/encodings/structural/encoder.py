@@ -499,7 +499,8 @@ def _leaves(f: LanceField) -> list[LanceField]:
     return [leaf for c in f.children for leaf in _leaves(c)]
 
 
-def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, grammar: Grammar) -> StructuralEncoder:
+def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, grammar: Grammar,
+                  own_choices: bool = True) -> StructuralEncoder:
     leaves = _leaves(f)
     for leaf in leaves:
         _check_leaf(leaf, grammar)
@@ -511,7 +512,7 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, g
     inner = _fsl_struct_under_list(f)
     if inner is not None:  # checked here, not only when rows arrive: a zero-row file must be refused too
         raise UnsupportedTypeError(f"field {inner.name!r}: a fixed_size_list<struct> inside a list cannot be written")
-    strategies = [Strategy(FieldParams.from_metadata(leaf.metadata, leaf.name)) for leaf in leaves]
+    strategies = [Strategy(FieldParams.from_metadata(leaf.metadata, leaf.name), own_choices) for leaf in leaves]
     blobs = [leaf.is_blob for leaf in leaves]
     if any(blobs) and _has_list(f):
         raise UnsupportedTypeError(f"field {f.name!r}: blob columns inside lists cannot be written (the reference "
