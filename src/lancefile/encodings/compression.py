@@ -36,6 +36,7 @@ from ..errors import CorruptFileError, InvalidInputError, UnsupportedEncodingErr
 
 __all__ = [
     "SCHEMES",
+    "lz4_frames",
     "SCHEME_BY_PROTO",
     "PROTO_BY_SCHEME",
     "ZSTD_DEFAULT_LEVEL",
@@ -147,6 +148,25 @@ def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_D
         raise CorruptFileError(f"compressed buffers lie outside the {len(raw)} bytes that hold them")
     if name == "zstd":
         return _zstd_many(raw, starts, sizes, max_output_size, align)
+    payload_starts, payload, announced = lz4_frames(raw, starts, sizes, max_output_size)
+    out_starts, total = _aligned_starts(announced, align)
+    from .kernels._common import empty
+    from .kernels.lz4 import lz4_decompress_many
+
+    out = empty(total, np.uint8)
+    bad = lz4_decompress_many(raw, payload_starts, payload, out, out_starts, announced)
+    if bad >= 0:
+        raise CorruptFileError(f"LZ4 buffer {bad} of {len(sizes)} ({int(sizes[bad])} bytes) does not decompress "
+                               f"to the {int(announced[bad])} bytes it announces")
+    return out, out_starts, announced
+
+
+def lz4_frames(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, max_output_size: int = MAX_DECOMPRESSED_BYTES
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The LZ4 blocks of framed buffers ``raw[starts[i]:][:sizes[i]]`` (which lie in ``raw``):
+    ``(block starts, block sizes, announced sizes)``, every announced size checked against
+    ``max_output_size`` and the most a block of that size can expand to. An empty buffer is
+    an empty block announcing 0."""
     n = len(starts)
     nonempty = sizes > 0
     short = np.flatnonzero(nonempty & (sizes < 4))
@@ -162,16 +182,7 @@ def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_D
         i = int(over[0])
         raise CorruptFileError(f"LZ4 buffer {i} of {n}: {int(payload[i])} compressed bytes claim "
                                f"{int(announced[i])} uncompressed bytes (more than the limit of {int(limit[i])})")
-    out_starts, total = _aligned_starts(announced, align)
-    from .kernels._common import empty
-    from .kernels.lz4 import lz4_decompress_many
-
-    out = empty(total, np.uint8)
-    bad = lz4_decompress_many(raw, starts + 4 * nonempty, payload, out, out_starts, announced)
-    if bad >= 0:
-        raise CorruptFileError(f"LZ4 buffer {bad} of {n} ({int(sizes[bad])} bytes) does not decompress "
-                               f"to the {int(announced[bad])} bytes it announces")
-    return out, out_starts, announced
+    return starts + 4 * nonempty, payload, announced
 
 
 def _aligned_starts(out_sizes: np.ndarray, align: int) -> tuple[np.ndarray, int]:

@@ -71,3 +71,40 @@ def test_byte_stream_split_encode_chunks(bits, n, per, seed):
     got = k.byte_stream_split_encode_chunks(v.view(np.uint8), bits, per)
     want = b"".join(k.byte_stream_split_encode(v[a : a + per]) for a in range(0, n, per))
     assert got.tobytes() == want
+
+
+@PROPS
+@given(st.sampled_from([32, 64]), st.lists(st.integers(0, 600), min_size=1, max_size=5), st.integers(0, 2**32 - 1),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3))
+def test_lz4_split_chunks_fused_equal_two_passes(bits, counts, seed, flips):
+    """LZ4 blocks of split chunks decoded in one pass equal decompressing, then un-splitting;
+    damaged blocks raise CorruptFileError (or decode as the two passes decode them)."""
+    from lancefile.encodings.compression import decompress_many, lz4_frames
+    from lancefile.errors import CorruptFileError
+
+    w = bits // 8
+    rng = np.random.default_rng(seed)
+    vals = (1 + rng.random(sum(counts))).astype(np.float64 if bits == 64 else np.float32)
+    pieces, pos = [], 0
+    for n in counts:  # chunks of the given sizes, each split on its own
+        pieces.append(np.frombuffer(k.byte_stream_split_encode(vals[pos : pos + n]), np.uint8))
+        pos += n
+    sizes = np.array([len(p) for p in pieces], np.int64)
+    packed, psizes = k.lz4_compress_runs_many(np.concatenate(pieces), np.cumsum(sizes) - sizes, sizes)
+    packed = packed.copy()
+    for at, value in flips:
+        packed[at % len(packed)] = value
+    pstarts = np.cumsum(psizes) - psizes
+    try:
+        out, ostarts, osizes = decompress_many(packed, pstarts, psizes, "lz4")
+        want = k.byte_stream_split_decode_many(out, bits, ostarts, osizes, np.array(counts)).view(np.uint8)
+    except CorruptFileError:
+        want = None
+    try:
+        got = k.lz4_bss_decode_many(packed, *lz4_frames(packed, pstarts, psizes), np.array(counts), bits)
+    except CorruptFileError:
+        assert flips
+        return
+    assert want is not None and got.tobytes() == want.tobytes()
+    if not flips:
+        assert got.tobytes() == vals.tobytes()

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._buffers import decompress, decompress_spans, scheme_name
+from .. import kernels
+from ..compression import lz4_frames
+from ._buffers import decompress, decompress_spans, located, scheme_name
+from .values import Fixed
 from .base import Chunks, Codec, Context, decode_block, decode_miniblock, decode_variable_values, register
 
 __all__ = ["GeneralCodec"]
@@ -42,6 +45,9 @@ class GeneralCodec(Codec):
         return miniblock_buffers(msg.values, "")
 
     def miniblock(self, msg, chunks: Chunks, first: int):
+        inner = msg.values
+        if inner.WhichOneof("compression") == "byte_stream_split" and scheme_name(msg.compression, chunks.where) == "lz4":
+            return _lz4_split(inner.byte_stream_split, chunks, first)
         data, starts, sizes = decompress_spans(msg.compression, chunks.data, chunks.starts[first],
                                                chunks.sizes[first], chunks.where)
         return decode_miniblock(msg.values, chunks.with_buffer(first, data, starts, sizes), first)
@@ -55,3 +61,14 @@ class GeneralCodec(Codec):
         out_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=out_offsets[1:])
         return decode_variable_values(msg.values, out_offsets, out, where)
+
+
+def _lz4_split(bss, chunks: Chunks, first: int) -> Fixed:
+    """``General{lz4, ByteStreamSplit{Flat}}`` (lancefile's float choice, and the reference's
+    with lz4 asked for) in one pass: each chunk is decompressed into the cache and transposed
+    from there (:func:`~lancefile.encodings.kernels.lz4.lz4_bss_decode_many`)."""
+    bits = int(bss.values.flat.bits_per_value)  # (checked when the page was first met)
+    starts, sizes = chunks.starts[first], chunks.sizes[first]
+    out = located(chunks.where, lambda: kernels.lz4_bss_decode_many(
+        chunks.data, *lz4_frames(chunks.data, starts, sizes), chunks.counts, bits))
+    return Fixed(out, bits, int(chunks.counts.sum()))

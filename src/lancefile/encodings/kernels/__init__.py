@@ -94,7 +94,7 @@ from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import page_indices
 from .gather import scatter as scatter_bytes
-from .lz4 import lz4_compress_runs_many, lz4_decompress_many
+from .lz4 import lz4_bss_decode_many, lz4_compress_runs_many, lz4_decompress_many
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import (expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
                      rep_index_chunks_many, row_spans, span_values)

@@ -60,54 +60,58 @@ def _transpose8(a0, a1, a2, a3, a4, a5, a6, a7):
     return a0, a1, a2, a3, a4, a5, a6, a7
 
 
-@_Kernel
-def _k_bss_many(data, starts, counts, w, out):
-    # chunk c: counts[c] values of w bytes, byte j of value i at data[starts[c] + j*n + i].
+@_helper
+def _bss_chunk(data, s, n, w, out, o):
+    # n values of w bytes, byte j of value i at data[s + j*n + i], to out[o:] value by value.
     # 8- and 4-byte values go 8 at a time: word j holds stream j's bytes of values i..i+7,
     # and three (two) rounds of lane swaps transpose those words into the values.
-    pos = 0
     m8, m16, m32 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF), np.uint64(0x00000000FFFFFFFF)
     s8, s16, s32 = np.uint64(8), np.uint64(16), np.uint64(32)
+    i = 0
+    if w == 8:
+        while i + 8 <= n:
+            a0, a1, a2, a3, a4, a5, a6, a7 = _transpose8(
+                load_u64(data, s + i), load_u64(data, s + n + i), load_u64(data, s + 2 * n + i),
+                load_u64(data, s + 3 * n + i), load_u64(data, s + 4 * n + i), load_u64(data, s + 5 * n + i),
+                load_u64(data, s + 6 * n + i), load_u64(data, s + 7 * n + i))
+            d = o + i * 8
+            store_u64(out, d, a0)
+            store_u64(out, d + 8, a1)
+            store_u64(out, d + 16, a2)
+            store_u64(out, d + 24, a3)
+            store_u64(out, d + 32, a4)
+            store_u64(out, d + 40, a5)
+            store_u64(out, d + 48, a6)
+            store_u64(out, d + 56, a7)
+            i += 8
+    elif w == 4:
+        hi = ~m32
+        while i + 8 <= n:
+            # each word: two 4x4 byte matrices (values i..i+3 low, i+4..i+7 high)
+            a0, a1 = _swap(load_u64(data, s + i), load_u64(data, s + n + i), s8, m8)
+            a2, a3 = _swap(load_u64(data, s + 2 * n + i), load_u64(data, s + 3 * n + i), s8, m8)
+            a0, a2 = _swap(a0, a2, s16, m16)
+            a1, a3 = _swap(a1, a3, s16, m16)
+            d = o + i * 4
+            store_u64(out, d, (a0 & m32) | (a1 << s32))
+            store_u64(out, d + 8, (a2 & m32) | (a3 << s32))
+            store_u64(out, d + 16, (a0 >> s32) | (a1 & hi))
+            store_u64(out, d + 24, (a2 >> s32) | (a3 & hi))
+            i += 8
+    while i < n:
+        d = o + i * w
+        for j in range(w):
+            out[d + j] = data[s + j * n + i]
+        i += 1
+
+
+@_Kernel
+def _k_bss_many(data, starts, counts, w, out):
+    # chunk c: counts[c] values of w bytes at data[starts[c]:], one after another in out
+    pos = 0
     for c in range(starts.shape[0]):
-        s = starts[c]
-        n = counts[c]
-        i = 0
-        if w == 8:
-            while i + 8 <= n:
-                a0, a1, a2, a3, a4, a5, a6, a7 = _transpose8(
-                    load_u64(data, s + i), load_u64(data, s + n + i), load_u64(data, s + 2 * n + i),
-                    load_u64(data, s + 3 * n + i), load_u64(data, s + 4 * n + i), load_u64(data, s + 5 * n + i),
-                    load_u64(data, s + 6 * n + i), load_u64(data, s + 7 * n + i))
-                o = (pos + i) * 8
-                store_u64(out, o, a0)
-                store_u64(out, o + 8, a1)
-                store_u64(out, o + 16, a2)
-                store_u64(out, o + 24, a3)
-                store_u64(out, o + 32, a4)
-                store_u64(out, o + 40, a5)
-                store_u64(out, o + 48, a6)
-                store_u64(out, o + 56, a7)
-                i += 8
-        elif w == 4:
-            hi = ~m32
-            while i + 8 <= n:
-                # each word: two 4x4 byte matrices (values i..i+3 low, i+4..i+7 high)
-                a0, a1 = _swap(load_u64(data, s + i), load_u64(data, s + n + i), s8, m8)
-                a2, a3 = _swap(load_u64(data, s + 2 * n + i), load_u64(data, s + 3 * n + i), s8, m8)
-                a0, a2 = _swap(a0, a2, s16, m16)
-                a1, a3 = _swap(a1, a3, s16, m16)
-                o = (pos + i) * 4
-                store_u64(out, o, (a0 & m32) | (a1 << s32))
-                store_u64(out, o + 8, (a2 & m32) | (a3 << s32))
-                store_u64(out, o + 16, (a0 >> s32) | (a1 & hi))
-                store_u64(out, o + 24, (a2 >> s32) | (a3 & hi))
-                i += 8
-        while i < n:
-            o = (pos + i) * w
-            for j in range(w):
-                out[o + j] = data[s + j * n + i]
-            i += 1
-        pos += n
+        _bss_chunk(data, starts[c], counts[c], w, out, pos * w)
+        pos += counts[c]
 
 
 @_Kernel

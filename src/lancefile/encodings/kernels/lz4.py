@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import _helper, _Kernel, load_u64, store_u64
+from .bss import _bss_chunk
 
-__all__ = ["lz4_decompress_many", "lz4_compress_runs_many"]
+__all__ = ["lz4_decompress_many", "lz4_compress_runs_many", "lz4_bss_decode_many"]
 
 
 @_helper
@@ -37,76 +38,118 @@ def _extension(src, ip, iend):
     return -1, ip
 
 
+@_helper
+def _lz4_block(src, ip, iend, out, base, oend):
+    # One block, src[ip:iend], decoded to exactly out[base:oend]: True, or False when it
+    # does not (bad token run, offset before base, literals or match past either end,
+    # wrong length).
+    op = base
+    if ip == iend:
+        return op == oend
+    while True:
+        if ip >= iend:
+            return False
+        token = np.int64(src[ip])
+        ip += 1
+        lit = token >> 4
+        if lit == 15:
+            more, ip = _extension(src, ip, iend)
+            if more < 0:
+                return False
+            lit += more
+        if lit > iend - ip or lit > oend - op:
+            return False
+        k = 0
+        while k + 8 <= lit:
+            store_u64(out, op + k, load_u64(src, ip + k))
+            k += 8
+        while k < lit:
+            out[op + k] = src[ip + k]
+            k += 1
+        ip += lit
+        op += lit
+        if ip == iend:
+            return op == oend  # the last sequence: literals only
+        if iend - ip < 2:
+            return False
+        offset = np.int64(src[ip]) | (np.int64(src[ip + 1]) << 8)
+        ip += 2
+        if offset == 0 or offset > op - base:
+            return False
+        ml = token & 15
+        if ml == 15:
+            more, ip = _extension(src, ip, iend)
+            if more < 0:
+                return False
+            ml += more
+        ml += 4
+        if ml > oend - op:
+            return False
+        m = op - offset
+        k = 0
+        if offset == 1:  # a run of one byte
+            out[op : op + ml] = out[m]
+            k = ml
+        elif offset >= 8:  # 8 bytes at a time read only bytes already written
+            while k + 8 <= ml:
+                store_u64(out, op + k, load_u64(out, m + k))
+                k += 8
+        while k < ml:  # (overlapping copies repeat the last ``offset`` bytes)
+            out[op + k] = out[m + k]
+            k += 1
+        op += ml
+
+
 @_Kernel
 def _k_lz4_many(src, starts, sizes, out, out_starts, out_sizes):
-    # Block c: src[starts[c] : +sizes[c]] decodes to exactly out_sizes[c] bytes at
-    # out[out_starts[c]:]. Returns -1, or the first block that does not (bad token run,
-    # offset before its output's start, literals or match past either end, wrong length).
+    # Block c: src[starts[c]:][:sizes[c]] decodes to exactly out_sizes[c] bytes at
+    # out[out_starts[c]:]. Returns -1, or the first block that does not.
     for c in range(starts.shape[0]):
-        ip = starts[c]
-        iend = ip + sizes[c]
-        base = out_starts[c]
-        op = base
-        oend = base + out_sizes[c]
-        if ip == iend:
-            if op != oend:
-                return c
-            continue
-        while True:
-            if ip >= iend:
-                return c
-            token = np.int64(src[ip])
-            ip += 1
-            lit = token >> 4
-            if lit == 15:
-                more, ip = _extension(src, ip, iend)
-                if more < 0:
-                    return c
-                lit += more
-            if lit > iend - ip or lit > oend - op:
-                return c
-            k = 0
-            while k + 8 <= lit:
-                store_u64(out, op + k, load_u64(src, ip + k))
-                k += 8
-            while k < lit:
-                out[op + k] = src[ip + k]
-                k += 1
-            ip += lit
-            op += lit
-            if ip == iend:
-                break  # the last sequence: literals only
-            if iend - ip < 2:
-                return c
-            offset = np.int64(src[ip]) | (np.int64(src[ip + 1]) << 8)
-            ip += 2
-            if offset == 0 or offset > op - base:
-                return c
-            ml = token & 15
-            if ml == 15:
-                more, ip = _extension(src, ip, iend)
-                if more < 0:
-                    return c
-                ml += more
-            ml += 4
-            if ml > oend - op:
-                return c
-            m = op - offset
-            k = 0
-            if offset == 1:  # a run of one byte
-                out[op : op + ml] = out[m]
-                k = ml
-            elif offset >= 8:  # 8 bytes at a time read only bytes already written
-                while k + 8 <= ml:
-                    store_u64(out, op + k, load_u64(out, m + k))
-                    k += 8
-            while k < ml:  # (overlapping copies repeat the last ``offset`` bytes)
-                out[op + k] = out[m + k]
-                k += 1
-            op += ml
-        if op != oend:
+        if not _lz4_block(src, starts[c], starts[c] + sizes[c], out, out_starts[c], out_starts[c] + out_sizes[c]):
             return c
     return -1
+
+
+@_Kernel
+def _k_lz4_bss_many(src, starts, sizes, announced, counts, w, scratch, out):
+    # Block c decodes (to its announced[c] bytes) into ``scratch``, whose first counts[c]*w
+    # bytes are a byte-stream-split chunk, transposed into out after the chunks before it:
+    # the decompressed bytes never leave the cache. Returns -1 or the first bad block.
+    pos = 0
+    for c in range(starts.shape[0]):
+        if not _lz4_block(src, starts[c], starts[c] + sizes[c], scratch, 0, announced[c]):
+            return c
+        _bss_chunk(scratch, 0, counts[c], w, out, pos * w)
+        pos += counts[c]
+    return -1
+
+
+def lz4_bss_decode_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray,
+                        counts: np.ndarray, bits: int) -> np.ndarray:
+    """``General{lz4, ByteStreamSplit{Flat(bits)}}`` chunks in one pass: LZ4 block ``c``
+    (``src[starts[c]:][:sizes[c]]``, ``announced[c]`` bytes decompressed, at least
+    ``counts[c] * bits/8``) holds a chunk of ``counts[c]`` split values; returns their bytes,
+    value after value. Raises CorruptFileError naming a block that does not decode. The caller
+    checks that every block lies in ``src``."""
+    from ...errors import CorruptFileError
+    from ._common import empty
+
+    w = bits // 8
+    counts = np.ascontiguousarray(counts, np.int64)
+    announced = np.ascontiguousarray(announced, np.int64)
+    short = np.flatnonzero(announced < counts * w)
+    if len(short):
+        c = int(short[0])
+        raise CorruptFileError(f"byte-stream-split chunk {c} has {int(announced[c])} bytes; "
+                               f"{int(counts[c])} values need {int(counts[c]) * w}")
+    scratch = np.empty(int(announced.max()) if len(announced) else 0, np.uint8)
+    out = empty(int(counts.sum()) * w, np.uint8)
+    bad = _k_lz4_bss_many(src, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
+                          announced, counts, w, scratch, out)
+    if bad >= 0:
+        raise CorruptFileError(f"LZ4 buffer {bad} of {len(counts)} ({int(sizes[bad])} bytes) does not decompress "
+                               f"to the {int(announced[bad])} bytes it announces")
+    return out
 
 
 def lz4_decompress_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray, out: np.ndarray,
