@@ -199,7 +199,13 @@ def _put_sequence(src, lit_start, lit, out, op, match):
     op += 1
     if lit >= 15:
         op = _put_length(out, op, lit - 15)
-    out[op : op + lit] = src[lit_start : lit_start + lit]
+    k = 0
+    while k + 8 <= lit:
+        store_u64(out, op + k, load_u64(src, lit_start + k))
+        k += 8
+    while k < lit:
+        out[op + k] = src[lit_start + k]
+        k += 1
     op += lit
     if match > 0:
         out[op] = 1
@@ -211,14 +217,16 @@ def _put_sequence(src, lit_start, lit, out, op, match):
 
 
 @_Kernel
-def _k_lz4_runs_many(src, starts, sizes, out, out_starts, out_sizes, run_min):
-    # Block c: [u32 size][LZ4 block] of src[starts[c]:][:sizes[c]] at out[out_starts[c]:],
+def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min):
+    # Block c: [u32 size][LZ4 block] of src[starts[c]:][:sizes[c]], after block c-1 in out,
     # whose matches are runs of one byte (offset 1). Runs of run_min or more bytes are found
-    # 8 bytes at a time: such a run fills at least one aligned 8-byte word.
+    # 8 bytes at a time: such a run fills at least one aligned 8-byte word. Returns the
+    # bytes written.
+    op = 0
     for c in range(starts.shape[0]):
         s = starts[c]
         n = sizes[c]
-        o = out_starts[c]
+        o = op
         for k in range(4):
             out[o + k] = (n >> (8 * k)) & 0xFF
         op = o + 4
@@ -245,6 +253,7 @@ def _k_lz4_runs_many(src, starts, sizes, out, out_starts, out_sizes, run_min):
             i = max(e, i + 8)
         op = _put_sequence(src, s + anchor, n - anchor, out, op, 0)
         out_sizes[c] = op - o
+    return op
 
 
 def lz4_bound(n: int) -> int:
@@ -271,11 +280,7 @@ def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarra
 
     starts = np.ascontiguousarray(starts, np.int64)
     sizes = np.ascontiguousarray(sizes, np.int64)
-    bounds = 4 + sizes + sizes // 255 + 16
-    out_starts = np.cumsum(bounds) - bounds
-    out = empty(int(bounds.sum()), np.uint8)
+    out = empty(int((4 + sizes + sizes // 255 + 16).sum()), np.uint8)
     out_sizes = np.zeros(len(sizes), np.int64)
-    _k_lz4_runs_many(src, starts, sizes, out, out_starts, out_sizes, int(run_min))
-    from .gather import gather
-
-    return gather(out, out_starts, out_sizes), out_sizes
+    total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min))
+    return out[:total], out_sizes
