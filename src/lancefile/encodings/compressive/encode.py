@@ -153,19 +153,19 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
         return _Wrapped(bss if bss.size < plain.size else plain)
     if strategy.params.compression != "none" and bits in (8, 16, 32, 64) and n:
         words = data.view(np.dtype(f"<u{bits // 8}"))
-        packed = _inline_bitpacked(words)
+        plan = _bitpacking_plan(words)
+        best = int(plan[1].sum()) if plan is not None else len(data)
         runs = int(np.count_nonzero(words[1:] != words[:-1])) + 1
         if strategy.use_rle(runs, n):
             rle = _rle_miniblock(words)
-            best = packed.size if packed is not None else len(data)
             if rle.size < best:
                 return rle
         if strategy.split_floats(bits, pa.types.is_floating(values.type)):
-            split = _split_float_miniblock(data, bits, packed.size if packed is not None else len(data))
+            split = _split_float_miniblock(data, bits, best)
             if split is not None:
                 return _Wrapped(split)
-        if packed is not None:
-            return packed
+        if plan is not None:
+            return _inline_bitpacked(words, plan)
     per = _fixed_chunk_values(bits)
     counts = _split_counts(n, per)
     return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
@@ -247,7 +247,9 @@ def _rle_miniblock(words: np.ndarray) -> MiniChunks:
                                     Buffers(lens.astype(np.uint8), runs)])
 
 
-def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
+def _bitpacking_plan(words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(bit width, bytes) of every 1024-value group when inline bit packing is the reference's
+    choice for these words, else None."""
     T = words.dtype.itemsize * 8
     widths = _chunk_bit_widths(words, stop_at=T)  # stops at the first group that does not shrink
     sizes = T // 8 + FASTLANES_CHUNK * widths // 8
@@ -255,6 +257,12 @@ def _inline_bitpacked(words: np.ndarray) -> MiniChunks | None:
     # (padding the last group to 1024 values can cost more than packing saves)
     if not len(widths) or int(widths[-1]) >= T or int(sizes.sum()) >= words.size * (T // 8):
         return None
+    return widths, sizes
+
+
+def _inline_bitpacked(words: np.ndarray, plan: tuple[np.ndarray, np.ndarray]) -> MiniChunks:
+    T = words.dtype.itemsize * 8
+    widths, sizes = plan
     buf = kernels.inline_bitpacking_pack(words, widths).view(np.uint8)
     counts = _split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
