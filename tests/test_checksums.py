@@ -89,17 +89,19 @@ def test_pylance_reads_checksummed_files_unchanged(tmp_path, version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_default_file_is_the_reference_file_plus_the_checksum_buffer(tmp_path, version):
-    """Exact-byte tests write with checksums=False; this shows that is the only difference."""
+    """Exact-byte tests write with checksums=False; this shows that is the only difference
+    (with the reference's encodings: lancefile's own would split the floats)."""
     lance_file = pytest.importorskip("lance.file")
     t = pa.table({"i": pa.array(np.arange(5000, dtype=np.int32)), "f": pa.array(np.linspace(0, 1, 5000)),
                   "s": pa.array([f"s{i}" for i in range(5000)])})
-    ours = _write(tmp_path / "ours.lance", t, version, statistics=False)
+    ours = _write(tmp_path / "ours.lance", t, version, statistics=False, reference_encodings=True)
     with lance_file.LanceFileWriter(str(tmp_path / "theirs.lance"), t.schema, version=version,
                                     max_page_bytes=64 * 1024) as w:
         w.write_batch(t)
     theirs = (tmp_path / "theirs.lance").read_bytes()
     assert ours != theirs
-    assert strip_checksums(ours) == _write(tmp_path / "plain.lance", t, version, statistics=False, checksums=False)
+    assert strip_checksums(ours) == _write(tmp_path / "plain.lance", t, version, statistics=False, checksums=False,
+                                           reference_encodings=True)
     if version != "2.0":  # lancefile's 2.0 pages are not the reference's byte for byte (its 2.0 pages are compared alone)
         assert strip_checksums(ours) == theirs
 
