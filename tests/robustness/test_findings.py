@@ -562,22 +562,23 @@ def test_num_items_past_int64_in_a_column_of_many_pages(tmp_path):
 def test_zstd_size_claims_are_not_allocated_up_front():
     """MemoryError (under a memory limit) from decompress_many's one-call zstd path: a damaged
     1 MiB buffer whose length prefix and frame header both claimed 16 GiB was handed to
-    python-zstandard, which allocates the claim before decoding. Such claims now take the
-    streaming path, which refuses the frame with a CorruptFileError."""
+    python-zstandard, which allocates the claim before decoding (and, after a first fix, a
+    40 MB one claiming 64x its size). Claims over 16 MiB or 64x now take the streaming path,
+    which refuses the frame with a CorruptFileError."""
     done = _in_child("""
 import resource, struct
 import numpy as np
 from lancefile.encodings.compression import decompress_many
 from lancefile.errors import CorruptFileError
-claim = 1 << 34
-frame = b"\\x28\\xb5\\x2f\\xfd" + bytes([0xE0]) + struct.pack("<Q", claim)
-frame += b"\\xff" * ((1 << 20) - len(frame))
-buf = np.frombuffer(struct.pack("<Q", claim) + frame, np.uint8)
-resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-try:
-    decompress_many(buf, [0], [len(buf)], "zstd")
-except CorruptFileError as exc:
-    print("refused:", exc)
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+for size, claim in ((1 << 20, 1 << 34), (40 << 20, 64 * (40 << 20))):  # 16 GiB; 64x a large buffer
+    frame = b"\\x28\\xb5\\x2f\\xfd" + bytes([0xE0]) + struct.pack("<Q", claim)
+    frame += b"\\xff" * (size - len(frame))
+    buf = np.frombuffer(struct.pack("<Q", claim) + frame, np.uint8)
+    try:
+        decompress_many(buf, [0], [len(buf)], "zstd")
+    except CorruptFileError as exc:
+        print("refused:", exc)
 """)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "refused: zstd buffer 0 of 1" in done.stdout
+    assert done.stdout.count("refused: zstd buffer 0 of 1") == 2

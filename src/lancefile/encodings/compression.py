@@ -58,7 +58,9 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ZSTD_FHD_RESERVED = 0x10
 _ZSTD_MAX_RATIO = 32768  # a 4-byte RLE block decodes to at most 128 KiB
 _ZSTD_SLACK = 1 << 17
-_ZSTD_FAST_RATIO = 64  # one-call decompression (allocated up front) only up to this ratio
+# one-call decompression (allocated up front) only up to this ratio and this size
+_ZSTD_FAST_RATIO = 64
+_ZSTD_FAST_MAX = 16 << 20
 _LZ4_MAX_RATIO = 255
 _LZ4_SLACK = 64
 _READ_STEP = 1 << 24
@@ -225,7 +227,7 @@ def _zstd_fast(dctx, buf, cap: int) -> bytes | None:
         return None
     (announced,) = struct.unpack_from("<Q", buf)
     payload = buf[8:]
-    if announced == 0 or announced > min(cap, _ZSTD_FAST_RATIO * len(payload) + _ZSTD_SLACK):
+    if announced == 0 or announced > min(cap, _ZSTD_FAST_MAX, _ZSTD_FAST_RATIO * len(payload) + _ZSTD_SLACK):
         # a limit of 0 would let the decompressor grow without bound, and it allocates what
         # it is told up front: sizes a damaged header could inflate go the streaming way
         return None
