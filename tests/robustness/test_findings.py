@@ -9,6 +9,7 @@ them where they have some) so the forged bytes reach the checks under test.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -582,3 +583,21 @@ for size, claim in ((1 << 20, 1 << 34), (40 << 20, 64 * (40 << 20))):  # 16 GiB;
 """)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("refused: zstd buffer 0 of 1") == 2
+
+
+def test_errors_of_a_multi_page_read_name_the_pages_once(tmp_path):
+    """A read decoding many pages of a column at once named the place twice
+    (``f: column 0 pages 0-36: f: column 0 page 0 (field 's', ...): ...``): the message of the
+    first page's decoder is now given the pages' range instead of a second prefix."""
+    f = pa.field("s", pa.string(), metadata={"lance-encoding:compression": "zstd"})
+    t = pa.table({"s": pa.array([f"value-{i % 977}-{'x' * (i % 13)}" for i in range(60000)])}, schema=pa.schema([f]))
+    path = tmp_path / "pages.lance"
+    lancefile.write_table(t, path, version="2.2", max_page_bytes=32 << 10, data_cache_bytes=1, checksums=False)
+    page1 = lancefile.LanceFileReader(str(path)).metadata().columns[0].pages[1]
+    data = bytearray(path.read_bytes())
+    data[page1.buffers[1].position + 16] ^= 0xFF  # inside a chunk's zstd frame
+    path.write_bytes(bytes(data))
+    with pytest.raises(lancefile.CorruptFileError) as info:
+        lancefile.read_table(path)
+    msg = str(info.value)
+    assert msg.count(str(path)) == 1 and re.search(r"column 0 pages 0-\d+ \(field 's'.*\): zstd buffer \d+ of", msg), msg

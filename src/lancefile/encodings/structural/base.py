@@ -20,7 +20,8 @@ from ..arrowutil import range_indices
 from ..compressive.values import Values, to_arrow
 from .repdef import LIST, max_visible_def
 
-__all__ = ["Leaf", "PagePart", "EntrySpans", "PageLayoutBase", "select_part", "values_to_arrow"]
+__all__ = ["Leaf", "PagePart", "EntrySpans", "PageLayoutBase", "select_part", "values_to_arrow", "pages_where",
+           "relocated"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,23 @@ class EntrySpans:
 
     def indices(self) -> np.ndarray:
         return range_indices(self.starts, self.lengths)
+
+
+def pages_where(first, last) -> str:
+    """``path: column 3 pages 2-5 (field 'x')``: where a read of several pages of one column is
+    (``first``/``last``: their :class:`~lancefile.encodings.page.PageData`)."""
+    head = f"{first.layout.path}: column {first.column.index} page {first.page_index}"
+    label = first.where[len(head):] if first.where.startswith(head) else ""
+    return f"{first.layout.path}: column {first.column.index} pages {first.page_index}-{last.page_index}{label}"
+
+
+def relocated(exc: Exception, first, where: str) -> CorruptFileError:
+    """``exc`` from decoding several pages at once, named by their range ``where``: a message
+    that names the first page alone (the pages were decoded as one) gets the range instead of
+    a second prefix."""
+    msg = str(exc)
+    own = first.where + ": "
+    return CorruptFileError(f"{where}: {msg[len(own):] if msg.startswith(own) else msg}")
 
 
 def values_to_arrow(values: Values, dtype: pa.DataType, where: str) -> pa.Array:

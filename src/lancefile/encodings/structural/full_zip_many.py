@@ -20,7 +20,7 @@ from .. import kernels
 from ..compressive import decode_fixed_values, decode_variable_spans
 from ..compressive.values import Var
 from ..arrowutil import concat_arrays
-from .base import EntrySpans, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, PagePart, pages_where, select_part, values_to_arrow
 from .repdef import canonical_defs
 
 __all__ = ["take_pages"]
@@ -37,7 +37,7 @@ def take_pages(items: list) -> PagePart:
     a single page's read checks them.
     """
     dec0, page0 = items[0][0], items[0][1]
-    where = f"{page0.where.split(' page ')[0]} pages {page0.page_index}-{items[-1][1].page_index}"
+    where = pages_where(page0, items[-1][1])
     n = len(items)
     local = [it[2].indices for it in items]
     per = np.fromiter((len(x) for x in local), np.int64, n)

@@ -20,7 +20,7 @@ from ..arrowutil import concat_arrays, range_indices, validate_values
 from ..compressive._buffers import decompress
 from ..compressive.variable import block_parts
 from ..compressive.values import Var
-from .base import EntrySpans, PagePart, select_part, values_to_arrow
+from .base import EntrySpans, PagePart, pages_where, relocated, select_part, values_to_arrow
 
 __all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "read_columns", "take_pages"]
 
@@ -46,7 +46,7 @@ def take_pages(items: list) -> PagePart:
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     is_range = items[0][2].is_range
-    where = f"{page0.where.split(' page ')[0]} pages {items[0][1].page_index}-{items[-1][1].page_index}"
+    where = pages_where(page0, items[-1][1])
     _prime(items)
     table = _chunk_table(items)
     n = len(items)
@@ -90,7 +90,7 @@ def take_pages(items: list) -> PagePart:
     except CorruptFileError as exc:
         if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
             raise
-        raise CorruptFileError(f"{where}: {exc}") from None
+        raise relocated(exc, page0, where) from None
     if taken:  # the values and levels were cut to the rows already
         starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
     elif leaf.max_rep and is_range:
@@ -191,7 +191,7 @@ def _load_dictionaries(items: list):
     if got is None:
         return None  # fixed-width items, or a page whose own load reports what is wrong
     offsets, data, counts = got
-    where = f"{todo[0][1].where.split(' page ')[0]} pages {todo[0][1].page_index}-{todo[-1][1].page_index}"
+    where = pages_where(todo[0][1], todo[-1][1])
     whole = values_to_arrow(Var(offsets, data), dtype, where)
     try:
         validate_values(whole, where)
@@ -295,7 +295,7 @@ def read_columns(items: list) -> list[PagePart]:
     except CorruptFileError as exc:
         if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
             raise
-        raise CorruptFileError(f"{where}: {exc}") from None
+        raise relocated(exc, page0, where) from None
     arr = values_to_arrow(values, leaf.dtype, where)
     total = int(counts.sum())
     if taken:  # the values (and levels) at the positions, in order
