@@ -67,11 +67,6 @@ class Chunks:
     def error(self, msg: str) -> CorruptFileError:
         return CorruptFileError(f"{self.where}: {msg}")
 
-    def pieces(self, k: int) -> list[np.ndarray]:
-        """Buffer ``k`` of every chunk, as views."""
-        d = self.data
-        return [d[s : s + n] for s, n in zip(self.starts[k].tolist(), self.sizes[k].tolist())]
-
     def gather(self, k: int, lengths: np.ndarray) -> np.ndarray:
         """The first ``lengths[c]`` bytes of buffer ``k`` of every chunk, back to back."""
         if np.any(lengths > self.sizes[k]):
@@ -83,17 +78,12 @@ class Chunks:
             return self.data[s : s + int(lengths[0])]
         return kernels.gather_bytes(self.data, self.starts[k], lengths)
 
-    def replaced(self, k: int, pieces: list[np.ndarray]) -> "Chunks":
-        """These chunks with buffer ``k`` replaced by ``pieces`` (e.g. decompressed)."""
-        if not pieces:
-            return self
-        sizes = np.array([len(p) for p in pieces], dtype=np.int64)
-        pad = (-sizes) % 8  # keep every piece 8-aligned, like chunk buffers
-        starts = np.concatenate([[0], np.cumsum(sizes + pad)[:-1]]).astype(np.int64)
-        data = np.zeros(int((sizes + pad).sum()), dtype=np.uint8)
-        for s, p in zip(starts.tolist(), pieces):
-            data[s : s + len(p)] = p
-        return self.with_buffer(k, data, starts, sizes)
+    def decompressed(self, k: int, compression) -> "Chunks":
+        """These chunks with buffer ``k`` of every chunk decompressed (a ``BufferCompression``),
+        all in one pass (:func:`~lancefile.encodings.compression.decompress_many`)."""
+        from ._buffers import decompress_spans
+
+        return self.with_buffer(k, *decompress_spans(compression, self.data, self.starts[k], self.sizes[k], self.where))
 
     def with_buffer(self, k: int, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> "Chunks":
         """These chunks with buffer ``k`` of chunk ``c`` now ``data[starts[c]:][:sizes[c]]``."""

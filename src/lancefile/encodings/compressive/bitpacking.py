@@ -53,7 +53,7 @@ class InlineBitpackingCodec(Codec):
     def miniblock(self, msg, chunks: Chunks, first: int):
         bits = int(msg.uncompressed_bits_per_value)
         if msg.HasField("values"):
-            chunks = chunks.replaced(first, [decompress(msg.values, p, chunks.where) for p in chunks.pieces(first)])
+            chunks = chunks.decompressed(first, msg.values)
         # every chunk must hold its packed groups: a width word + 128*W bytes per 1024 values
         out = located(chunks.where, kernels.inline_bitpacking_decode_chunks, chunks.data, bits,
                       chunks.starts[first], chunks.counts, chunks.sizes[first])

@@ -44,7 +44,7 @@ class FlatCodec(Codec):
     def miniblock(self, msg, chunks: Chunks, first: int):
         bits = int(msg.bits_per_value)
         if msg.HasField("data"):
-            chunks = chunks.replaced(first, [decompress(msg.data, p, chunks.where) for p in chunks.pieces(first)])
+            chunks = chunks.decompressed(first, msg.data)
         counts = chunks.counts
         if bits == 1:
             nbytes = (counts + 7) // 8

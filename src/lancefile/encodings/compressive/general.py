@@ -48,9 +48,7 @@ class GeneralCodec(Codec):
         inner = msg.values
         if inner.WhichOneof("compression") == "byte_stream_split" and scheme_name(msg.compression, chunks.where) == "lz4":
             return _lz4_split(inner.byte_stream_split, chunks, first)
-        data, starts, sizes = decompress_spans(msg.compression, chunks.data, chunks.starts[first],
-                                               chunks.sizes[first], chunks.where)
-        return decode_miniblock(msg.values, chunks.with_buffer(first, data, starts, sizes), first)
+        return decode_miniblock(inner, chunks.decompressed(first, msg.compression), first)
 
     def block(self, msg, data, num_values, where):
         return decode_block(msg.values, decompress(msg.compression, data, where), num_values, where)

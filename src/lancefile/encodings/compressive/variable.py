@@ -81,7 +81,7 @@ class VariableCodec(Codec):
     def miniblock(self, msg, chunks: Chunks, first: int):
         ow = offset_bits(msg, chunks.where) // 8
         if msg.HasField("values"):
-            chunks = chunks.replaced(first, [decompress(msg.values, p, chunks.where) for p in chunks.pieces(first)])
+            chunks = chunks.decompressed(first, msg.values)
         counts = chunks.counts
         seg = counts + 1
         rel = chunks.gather(first, seg * ow).view(f"<u{ow}").astype(np.int64)
