@@ -1,5 +1,6 @@
-"""The write side of the compressive layer: Arrow values to chunked mini-block buffers,
-full-zip value bytes and block buffers, with their ``CompressiveEncoding`` message.
+"""The write side of the compressive layer: Arrow values to chunked mini-block buffers and
+full-zip value bytes, with their ``CompressiveEncoding`` message (block buffers, the levels
+and dictionaries: :mod:`.encode_blocks`).
 
 Each function encodes; which one runs is decided by :class:`~lancefile.encodings.strategy.Strategy`
 (the page encoder asks it). Buffer layouts are the ones the decoders in this package read
@@ -33,8 +34,7 @@ from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
 from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, SPLIT_MIN_GAIN, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
-           "variable_packed_rows", "fsst_values", "block_levels", "fixed_value_bytes", "variable_value_parts",
-           "flat", "general", "variable_block"]
+           "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general"]
 
 _VAR_PAD = 0x48
 
@@ -182,24 +182,19 @@ def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks
     position that rarely changes (the sign and exponent of floats of one magnitude), at a
     small part of LZ4's cost to write and a fast decode. A sample of the page decides first."""
     w = bits // 8
-    per = BSS_CHUNK_BYTES // w
     n = data.size // w
-    sample = min(n, per * SPLIT_SAMPLE_CHUNKS)
-    if n > sample and _split_lz4(data[: sample * w], bits, per)[1].sum() > SPLIT_MIN_GAIN * best * sample / n:
+    sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
+    if n > sample and _runs_lz4(_bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
         return None
-    packed, sizes = _split_lz4(data, bits, per)
-    if packed.size > SPLIT_MIN_GAIN * best:
-        return None
-    enc = general("lz4", None, pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits))))
-    return MiniChunks(enc, _split_counts(n, per), [Buffers(packed, sizes)])
+    split = _runs_lz4(_bss_miniblock(data, bits))
+    return split if split.size <= SPLIT_MIN_GAIN * best else None
 
 
-def _split_lz4(data: np.ndarray, bits: int, per: int) -> tuple[np.ndarray, np.ndarray]:
-    w = bits // 8
-    n = data.size // w
-    split = kernels.byte_stream_split_encode_chunks(data, bits, per)
-    sizes = _split_counts(n, per) * w
-    return kernels.lz4_compress_runs_many(split, np.cumsum(sizes) - sizes, sizes)
+def _runs_lz4(mc: MiniChunks) -> MiniChunks:
+    """``mc`` (one value buffer) under General{lz4}, its blocks matching byte runs only."""
+    buf = mc.buffers[0]
+    packed, sizes = kernels.lz4_compress_runs_many(buf.data, buf.starts, buf.sizes)
+    return MiniChunks(general("lz4", None, mc.encoding), mc.counts, [Buffers(packed, sizes)])
 
 
 RLE_CHUNK_VALUES = 4096
@@ -211,16 +206,9 @@ def _bss_miniblock(data: np.ndarray, bits: int) -> MiniChunks:
     wraps it in general compression, which is what makes it pay)."""
     w = bits // 8
     per = BSS_CHUNK_BYTES // w
-    n = data.size // w
-    counts = _split_counts(n, per)
-    full = n // per
-    rows = data[: full * per * w].reshape(full, per, w).transpose(0, 2, 1)
-    parts = [np.ascontiguousarray(rows).reshape(-1)]
-    if n > full * per:
-        parts.append(np.frombuffer(kernels.byte_stream_split_encode(
-            data[full * per * w :].view(np.dtype(f"<u{w}"))), np.uint8))
+    counts = _split_counts(data.size // w, per)
     enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
-    return MiniChunks(enc, counts, [Buffers(np.concatenate(parts), counts * w)])
+    return MiniChunks(enc, counts, [Buffers(kernels.byte_stream_split_encode_chunks(data, bits, per), counts * w)])
 
 
 def _rle_miniblock(words: np.ndarray) -> MiniChunks:
@@ -530,57 +518,6 @@ def _general_wrap(mc: MiniChunks, scheme: str, level: int | None) -> MiniChunks:
     if sum(len(p) for p in packed) >= len(first.data):
         return mc
     return MiniChunks(general(scheme, level, mc.encoding), mc.counts, [Buffers.of(packed)] + mc.buffers[1:])
-
-
-# -- blocks: rep/def levels and dictionaries ------------------------------------------------
-
-
-def block_levels(levels: np.ndarray, bounds: np.ndarray, max_level: int, rle: bool = False
-                 ) -> tuple[pb.CompressiveEncoding, Buffers]:
-    """Compress each chunk's u16 levels with one block encoding chosen for the page:
-    InlineBitpacking(16) for pages of at most 1024 levels, else OutOfLineBitpacking(16)
-    at the page's width (the reference's choices, REFERENCE-NOTES §4.2)."""
-    width = int(max_level).bit_length()
-    pieces = [levels[a:b] for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())] if len(levels) <= 4096 else None
-    if width == 0:
-        return flat(16), Buffers(levels.astype("<u2").view(np.uint8), np.diff(bounds) * 2)
-    if len(levels) <= FASTLANES_CHUNK:
-        enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=16))
-        return enc, Buffers.of([np.frombuffer(kernels.inline_bitpacking_encode(p.astype(np.uint16)), np.uint8)
-                                if len(p) else np.zeros(0, np.uint8) for p in pieces])
-    enc = pb.CompressiveEncoding(out_of_line_bitpacking=pb.OutOfLineBitpacking(
-        uncompressed_bits_per_value=16, values=flat(width)))
-    if rle and _rle_levels_size(levels, bounds) < _packed_levels_size(bounds, width):
-        # 2.2: the RLE level frame when it is smaller (long runs: few nulls, short lists)
-        rdata, rsizes = kernels.rle_block_encode_many(levels.astype(np.uint16), bounds)
-        return pb.CompressiveEncoding(rle=pb.Rle(values=flat(16), run_lengths=flat(8))), Buffers(rdata, rsizes)
-    data, sizes = kernels.out_of_line_bitpacking_encode_many(levels.astype(np.uint16), bounds, width)
-    return enc, Buffers(data, sizes)
-
-
-def _rle_levels_size(levels: np.ndarray, bounds: np.ndarray) -> int:
-    """Bytes of the RLE level frames (runs of at most 255 counted roughly: enough to choose)."""
-    runs = int(np.count_nonzero(levels[1:] != levels[:-1])) + len(bounds) - 1 + len(levels) // kernels.RLE_MAX_RUN
-    return 8 * (len(bounds) - 1) + 3 * runs
-
-
-def _packed_levels_size(bounds: np.ndarray, width: int) -> int:
-    """Bytes of out-of-line bit packing of every chunk's levels at ``width`` (u16 words)."""
-    counts = np.diff(bounds)
-    full, tail = np.divmod(counts, FASTLANES_CHUNK)
-    wpc = FASTLANES_CHUNK * width // 16
-    padded = (tail > 0) & (width * (FASTLANES_CHUNK - tail) < (16 - width) * tail)
-    return int(((full + padded) * wpc + np.where(padded, 0, tail)).sum()) * 2
-
-
-def variable_block(offsets: np.ndarray, data: np.ndarray, off_bits: int) -> bytes:
-    """The block form of Variable (dictionaries): ``[bits][bytes_start][offsets][bytes]``."""
-    dt = np.dtype(f"<u{off_bits // 8}")
-    n = len(offsets) - 1
-    head = 2 * (off_bits // 8)
-    start = head + (n + 1) * (off_bits // 8)
-    return (np.array([off_bits, start], dt).tobytes() + (offsets - offsets[0]).astype(dt).tobytes()
-            + data[int(offsets[0]) : int(offsets[-1])].tobytes())
 
 
 # -- full-zip values -----------------------------------------------------------------------------

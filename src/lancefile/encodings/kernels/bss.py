@@ -23,13 +23,9 @@ def byte_stream_split_encode(values) -> bytes:
 def byte_stream_split_decode(buf, bits: int, num_values: int) -> np.ndarray:
     """Undo :func:`byte_stream_split_encode` for one chunk; returns unsigned words of ``bits``
     (view them as float32/float64 as needed)."""
-    dtype = _uint_dtype(bits)
-    n = int(num_values)
     raw = _byte_view(buf)
-    need = n * dtype.itemsize
-    if raw.size < need:
-        raise CorruptFileError(f"byte-stream-split chunk has {raw.size} bytes; {n} values need {need}")
-    return np.ascontiguousarray(raw[:need].reshape(dtype.itemsize, n).T).view(dtype).reshape(n)
+    return byte_stream_split_decode_many(raw, bits, np.zeros(1, np.int64), np.array([raw.size]),
+                                         np.array([int(num_values)]))
 
 
 @_helper

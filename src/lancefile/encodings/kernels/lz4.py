@@ -10,8 +10,8 @@ The block format (lz4's ``lz4_Block_format.md``): a run of *sequences*, each a t
 (high nibble: literal count, low nibble: match length - 4; 15 means "more bytes follow",
 each adding up to 255), the literals, then a 2-byte little-endian match offset (1..65535,
 back into the output) and the match's extra length bytes. The last sequence has literals
-only and ends the block. ``b"abcabcabc"`` is ``31 61 62 63 03 00 00`` ... plus a last
-literal sequence; ``lz4.block.compress`` makes real examples (see the tests).
+only and ends the block; its last 5 bytes are always literals. ``lz4.block.compress`` makes
+real examples (see the tests and :func:`lz4_decompress_many`).
 """
 
 from __future__ import annotations
@@ -39,6 +39,19 @@ def _extension(src, ip, iend):
 
 
 @_helper
+def _copy_forward(src, s, dst, d, n):
+    # dst[d:d+n] = src[s:s+n], 8 bytes at a time, front to back: also right for a copy within
+    # one array whose source starts at least 8 bytes before its destination (an LZ77 match)
+    k = 0
+    while k + 8 <= n:
+        store_u64(dst, d + k, load_u64(src, s + k))
+        k += 8
+    while k < n:
+        dst[d + k] = src[s + k]
+        k += 1
+
+
+@_helper
 def _lz4_block(src, ip, iend, out, base, oend):
     # One block, src[ip:iend], decoded to exactly out[base:oend]: True, or False when it
     # does not (bad token run, offset before base, literals or match past either end,
@@ -59,13 +72,7 @@ def _lz4_block(src, ip, iend, out, base, oend):
             lit += more
         if lit > iend - ip or lit > oend - op:
             return False
-        k = 0
-        while k + 8 <= lit:
-            store_u64(out, op + k, load_u64(src, ip + k))
-            k += 8
-        while k < lit:
-            out[op + k] = src[ip + k]
-            k += 1
+        _copy_forward(src, ip, out, op, lit)
         ip += lit
         op += lit
         if ip == iend:
@@ -86,17 +93,13 @@ def _lz4_block(src, ip, iend, out, base, oend):
         if ml > oend - op:
             return False
         m = op - offset
-        k = 0
         if offset == 1:  # a run of one byte
             out[op : op + ml] = out[m]
-            k = ml
         elif offset >= 8:  # 8 bytes at a time read only bytes already written
-            while k + 8 <= ml:
-                store_u64(out, op + k, load_u64(out, m + k))
-                k += 8
-        while k < ml:  # (overlapping copies repeat the last ``offset`` bytes)
-            out[op + k] = out[m + k]
-            k += 1
+            _copy_forward(out, m, out, op, ml)
+        else:  # overlapping: the copy repeats the last ``offset`` bytes
+            for k in range(ml):
+                out[op + k] = out[m + k]
         op += ml
 
 
@@ -199,13 +202,7 @@ def _put_sequence(src, lit_start, lit, out, op, match):
     op += 1
     if lit >= 15:
         op = _put_length(out, op, lit - 15)
-    k = 0
-    while k + 8 <= lit:
-        store_u64(out, op + k, load_u64(src, lit_start + k))
-        k += 8
-    while k < lit:
-        out[op + k] = src[lit_start + k]
-        k += 1
+    _copy_forward(src, lit_start, out, op, lit)
     op += lit
     if match > 0:
         out[op] = 1

@@ -35,18 +35,17 @@ from ..arrowutil import fixed_bytes, fixed_width_bits
 from ..compressive.encode import (
     Buffers,
     MiniChunks,
-    block_levels,
     is_simple_packed,
     fixed_value_bytes,
     fsst_values,
     general,
     miniblock_values,
-    variable_block,
     variable_encoding,
     variable_kind,
     variable_packed_rows,
     variable_value_parts,
 )
+from ..compressive.encode_blocks import block_levels, variable_block
 from ..compression import compress_buffer
 from ..page import EncodedPage
 from ..strategy import FULLZIP, FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
