@@ -200,6 +200,19 @@ def test_decompress_many_equals_one_by_one(pieces, scheme, gap):
     assert out == [decompress_buffer(p, scheme) for p in packed] == pieces + [b""]
 
 
+# text-like data: LZ4 writes it as many short literals and short matches (the sequences of a
+# string dictionary), which the decoder copies in whole words past their ends
+_WORDS = st.lists(st.sampled_from([b"alpha", b"be", b"gamma-ray", b"x", b"delta_", b"epsilon!", b"zeta zeta",
+                                   b"0123456789abcdefghij"]), max_size=500).map(b"".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=6), st.integers(0, 5))
+def test_decompress_many_short_sequences(pieces, gap):
+    packed = [compress_buffer(p, "lz4") for p in pieces]
+    assert _unpack_many(*decompress_many(*_pack_many(packed, gap), "lz4")) == pieces
+
+
 def test_decompress_many_zstd_bare_and_multi_frame():
     one = zstandard.ZstdCompressor().compress(b"abc" * 50)
     unknown = zstandard.ZstdCompressor(write_content_size=False).compress(b"xyz" * 70)

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lancefile
+from lancefile.encodings.compressive.variable import block_parts
 from lancefile.encodings.structural import mini_block_many
 from lancefile.errors import CorruptFileError
 from lancefile.fuzz import filemap
@@ -45,6 +46,41 @@ def test_takes_and_scans_over_many_dictionary_pages(dict_file, monkeypatch):
     pages = len(lancefile.LanceFileReader(p)._layout.column(0).pages)
     if pages > 2:
         assert loads and max(loads) >= 2  # several pages' dictionaries went together
+
+
+@pytest.mark.parametrize("writer", ["lancefile", "pylance"])
+def test_takes_over_pages_with_different_dictionaries(tmp_path, monkeypatch, writer):
+    """Every page has its own, LZ4-compressed dictionary (a vocabulary that drifts with the
+    rows, items in a different order per page): a take over many pages looks each row up in
+    its own page's dictionary, whichever way the dictionaries were loaded together."""
+    rng = np.random.default_rng(5)
+    n = 60_000
+    vocab = np.array([f"{i:05d}-{'abcdefghij' * (i % 4)}" for i in range(6000)])
+    centre = np.arange(n) // 12
+    words = vocab[np.clip(centre + rng.integers(-300, 300, n), 0, len(vocab) - 1)]
+    tags = pa.array(words, mask=rng.random(n) < 0.03)
+    items = pa.ListArray.from_arrays(np.arange(0, 2 * n + 1, 2, dtype=np.int32),
+                                     pa.StructArray.from_arrays([pa.array(np.repeat(words, 2))], ["tag"]))
+    t = pa.table({"tag": tags, "items": items})
+    p = tmp_path / "drift.lance"
+    if writer == "lancefile":
+        lancefile.write_table(t, p, version="2.2", max_page_bytes=32 * 1024)
+    else:
+        # pylance cuts a page when its cache fills: small batches and a small cache, many pages
+        reference_write(t.to_batches(max_chunksize=3000), p, version="2.2", schema=t.schema,
+                        data_cache_bytes=32 * 1024)
+    reader = lancefile.LanceFileReader(p)
+    for col in (0, 1):
+        pages = reader._layout.column(col).pages
+        assert len(pages) > 10
+    one_by_one = []  # page-by-page block parsing: the fallback for a block out of the usual form
+    monkeypatch.setattr(mini_block_many, "block_parts", lambda *a: one_by_one.append(a) or block_parts(*a))
+    for seed in range(3):
+        rows = np.sort(np.random.default_rng(seed).choice(n, 200, replace=False))
+        got = lancefile.LanceFileReader(p).take_rows(rows).to_table()
+        assert got.equals(t.take(pa.array(rows)))
+    assert not one_by_one
+    assert lancefile.LanceFileReader(p).read_all(batch_size=7000).to_table().equals(t)
 
 
 def _plain_dictionaries(tmp_path):
@@ -84,4 +120,19 @@ def test_damaged_dictionary_offsets_among_many_name_their_page(tmp_path, damage)
         raw[at + 8 + 4 * (k - 1) : at + 12 + 4 * (k - 1)] = (10_000).to_bytes(4, "little")
     p.write_bytes(bytes(raw))
     with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 3\b.*offsets decrease or point outside"):
+        lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()
+
+
+def test_a_damaged_compressed_dictionary_among_many_names_its_page(tmp_path):
+    words = [f"w{i:04d}" for i in range(3000)]
+    t = pa.table({"tag": [words[(i // 7 + i % 5 * 97) % 3000] for i in range(N)]})
+    p = tmp_path / "lz4.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024, checksums=False)
+    fm = filemap.parse(p.read_bytes())
+    page = fm.metas[0].pages[3]
+    at, size = page.buffer_offsets[2], page.buffer_sizes[2]
+    raw = bytearray(p.read_bytes())
+    raw[at + 4 : at + size] = bytes([0xF0]) * (size - 4)  # LZ4 tokens announcing literals past the end
+    p.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 3\b"):
         lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()

@@ -72,7 +72,13 @@ def _lz4_block(src, ip, iend, out, base, oend):
             lit += more
         if lit > iend - ip or lit > oend - op:
             return False
-        _copy_forward(src, ip, out, op, lit)
+        if lit <= 16 and ip + 16 <= src.shape[0] and op + 16 <= oend:
+            # short literals (most of them): 16 bytes copied in two words, the bytes past
+            # ``lit`` written again by the sequences that follow
+            store_u64(out, op, load_u64(src, ip))
+            store_u64(out, op + 8, load_u64(src, ip + 8))
+        else:
+            _copy_forward(src, ip, out, op, lit)
         ip += lit
         op += lit
         if ip == iend:
@@ -93,7 +99,10 @@ def _lz4_block(src, ip, iend, out, base, oend):
         if ml > oend - op:
             return False
         m = op - offset
-        if offset == 1:  # a run of one byte
+        if offset >= 8 and ml <= 16 and op + 16 <= oend:  # a short match: two words, as above
+            store_u64(out, op, load_u64(out, m))
+            store_u64(out, op + 8, load_u64(out, m + 8))
+        elif offset == 1:  # a run of one byte
             out[op : op + ml] = out[m]
         elif offset >= 8:  # 8 bytes at a time read only bytes already written
             _copy_forward(out, m, out, op, ml)
