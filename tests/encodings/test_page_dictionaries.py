@@ -136,3 +136,24 @@ def test_a_damaged_compressed_dictionary_among_many_names_its_page(tmp_path):
     p.write_bytes(bytes(raw))
     with pytest.raises(CorruptFileError, match=rf"{p}: column 0 page 3\b"):
         lancefile.LanceFileReader(p).take_rows(list(range(0, N, 97))).to_table()
+
+
+def test_items_a_take_copies_out_of_compressed_dictionaries_are_checked(tmp_path, monkeypatch):
+    # a take copies only the dictionary items its rows use: those are checked (here one of
+    # them is made invalid UTF-8 as it is copied), and the error names a page of the column
+    words = [f"w{i:04d}" for i in range(3000)]
+    t = pa.table({"tag": [words[(i // 7 + i % 5 * 97) % 3000] for i in range(N)]})
+    p = tmp_path / "lz4.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
+    real = mini_block_many.kernels.gather_bytes
+
+    def spoiled(*args):
+        out = real(*args).copy()
+        out[len(out) // 2] = 0xFF
+        return out
+
+    rows = list(range(0, N, 97))
+    assert lancefile.LanceFileReader(p).take_rows(rows).to_table().equals(t.take(pa.array(rows)))
+    monkeypatch.setattr(mini_block_many.kernels, "gather_bytes", spoiled)
+    with pytest.raises(CorruptFileError, match=rf"{p}: column 0 pages? \d+"):
+        lancefile.LanceFileReader(p).take_rows(rows).to_table()

@@ -130,6 +130,12 @@ def take_pages(items: list) -> PagePart:
         for k in range(len(items)):
             value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
     idx = part.values.to_numpy(zero_copy_only=False)
+    if not is_range:  # a take: only the items its rows use are copied out of the dictionaries
+        looked_up = _look_up(items, idx, value_cuts, where)
+        if looked_up is not None:
+            part.values = looked_up
+            part.validated = True  # the items copied out were checked
+            return part
     together = _load_dictionaries(items)
     if together is not None:  # every page's dictionary is a slice of one array: one take
         whole, firsts, sizes = together
@@ -268,6 +274,27 @@ def _compressed_dictionaries(bc, variable, raws: list, counts: list, where: str)
     one batched decompression, the headers and offsets of all blocks read with numpy, the
     bytes copied by one compiled gather. None when any block is not in the usual form or
     fails a check (the page-by-page path then finds it)."""
+    blocks = _compressed_blocks(bc, variable, raws, counts, where)
+    if blocks is None:
+        return None
+    out, offs, first, body, n, _ = blocks
+    firsts, lasts = offs[first], offs[first + n]
+    nbytes = lasts - firsts
+    keep = np.ones(len(offs), bool)
+    keep[first + n] = False  # a page's last offset is the next one's first
+    shift = np.repeat(np.cumsum(nbytes) - nbytes - firsts, n)
+    offsets = np.append(offs[keep] + shift, nbytes.sum())
+    if np.any(np.diff(offsets) < 0):
+        return None
+    return offsets, kernels.gather_bytes(out, body + firsts, nbytes), counts
+
+
+def _compressed_blocks(bc, variable, raws: list, counts: list, where: str):
+    """The pages' compressed ``Variable`` dictionary blocks decompressed in one pass:
+    ``(bytes, offsets, first offset of each block, where its items' bytes start, items of
+    each, bytes after that start)`` (see :func:`block_parts_many`), each block's first and
+    last offsets checked against its bytes; None when a block is not in the usual form or
+    fails that check."""
     sizes = np.fromiter(map(len, raws), np.int64, len(raws))
     try:
         out, ostarts, osizes = decompress_spans(bc, np.concatenate(raws), np.cumsum(sizes) - sizes, sizes, where)
@@ -279,16 +306,55 @@ def _compressed_dictionaries(bc, variable, raws: list, counts: list, where: str)
         return None
     offs, first, body = parts
     firsts, lasts = offs[first], offs[first + n]
-    if np.any(firsts < 0) or np.any(lasts < firsts) or np.any(lasts > ostarts + osizes - body):
+    room = ostarts + osizes - body
+    if np.any(firsts < 0) or np.any(lasts < firsts) or np.any(lasts > room):
         return None
-    nbytes = lasts - firsts
-    keep = np.ones(len(offs), bool)
-    keep[first + n] = False  # a page's last offset is the next one's first
-    shift = np.repeat(np.cumsum(nbytes) - nbytes - firsts, n)
-    offsets = np.append(offs[keep] + shift, nbytes.sum())
-    if np.any(np.diff(offsets) < 0):
+    return out, offs, first, body, n, room
+
+
+def _look_up(items: list, idx: np.ndarray, value_cuts: np.ndarray, where: str):
+    """A take's values from its pages' string dictionaries (``idx[value_cuts[k]:value_cuts[k +
+    1]]`` index page k's), without building the dictionaries: the blocks are decompressed
+    together and only the items used are copied out and checked, a few hundred bytes for a
+    100-row take instead of every page's whole dictionary. None when this does not apply
+    (loaded dictionaries, other dictionary encodings, an index under a null outside its
+    dictionary) or something fails a check: the general path then says what is wrong."""
+    dtype = items[0][0].leaf.dtype
+    if not (pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype)
+            or pa.types.is_large_binary(dtype)):
         return None
-    return offsets, kernels.gather_bytes(out, body + firsts, nbytes), counts
+    dec0 = items[0][0]
+    enc = dec0.msg.dictionary
+    if enc.WhichOneof("compression") != "general" or enc.general.values.WhichOneof("compression") != "variable":
+        return None
+    if any(dec.msg.dictionary != enc or dec.loaded_dictionary(page) is not None for dec, page, *_ in items):
+        return None
+    counts = [int(dec.msg.num_dictionary_items) for dec, *_ in items]  # uint64 in the file
+    if max(counts) > MAX_PAGE_ITEMS:
+        return None
+    try:
+        raws = [as_bytes(page.read(_DICT)) for _, page, *_ in items]
+    except CorruptFileError:
+        return None
+    blocks = _compressed_blocks(enc.general.compression, enc.general.values.variable, raws, counts, where)
+    if blocks is None:
+        return None
+    out, offs, first, body, n, room = blocks
+    at = kernels.page_indices(idx, value_cuts, first, n)  # each value's offset, page by page
+    if at is None:
+        return None
+    page = np.repeat(np.arange(len(items)), np.diff(value_cuts))
+    lo, hi = offs[at], offs[at + 1]
+    if np.any(lo < 0) or np.any(hi < lo) or np.any(hi > room[page]):
+        return None
+    lengths = hi - lo
+    offsets = np.zeros(len(at) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = values_to_arrow(Var(offsets, kernels.gather_bytes(out, body[page] + lo, lengths)), dtype, where)
+    try:
+        return validate_values(values, where)
+    except CorruptFileError:
+        return None
 
 
 def read_columns(items: list) -> list[PagePart]:
