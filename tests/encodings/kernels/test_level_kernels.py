@@ -24,6 +24,14 @@ def test_map_levels_is_a_checked_lookup(levels, size):
         assert np.array_equal(kernels.map_levels(levels, lut), lut[levels])
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_levels, arrays(np.uint16, st.integers(0, 20_000), elements=st.integers(0, 6))),
+       st.integers(0, 8), st.integers(0, 8), st.sampled_from([np.uint16, np.uint8, np.int64]))
+def test_any_between_is_a_range_test(levels, lo, hi, dtype):
+    levels = levels.astype(dtype)
+    assert kernels.any_between(levels, lo, hi) == bool(np.any((levels > lo) & (levels <= hi)))
+
+
 @settings(max_examples=200, deadline=None)
 @given(_levels, st.integers(0, 6), st.lists(st.integers(0, 6), min_size=1, max_size=3))
 def test_inner_validity_matches_masks(defs, list_base, bases):

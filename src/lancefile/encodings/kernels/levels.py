@@ -21,7 +21,7 @@ import numpy as np
 from ._common import _helper, _Kernel, empty
 
 __all__ = ["list_layer", "rep_index_chunks", "rep_index_chunks_many", "row_spans", "span_values", "leaf_levels",
-           "expand_list", "map_levels", "inner_validity"]
+           "expand_list", "map_levels", "inner_validity", "any_between"]
 
 
 @_Kernel
@@ -316,15 +316,54 @@ def inner_validity(defs: np.ndarray, list_base: int, bases) -> tuple[int, list]:
     Slots are the entries defined through the list (``def <= list_base``); layer ``j`` is valid
     at a slot when its def is ``<= bases[j]``. Returns ``(slots, [validity or None per layer])``
     (None: no nulls in that layer).
+
+    Example::
+
+        >>> n, valid = inner_validity(np.array([0, 3, 1, 0, 4], np.uint16), 2, [1, 0])
+        >>> n, valid[0], valid[1].tolist()
+        (3, None, [True, False, True])
     """
-    # numpy's compaction and comparisons are branch-free and vectorised: 2.5 -> 0.7 ms on 500,000
-    # levels against a one-pass compiled loop, and a nested scan ~5% faster (6-run A/B)
-    slots = defs[defs <= list_base]
+    visible = defs <= list_base
     out = []
+    slots = None
     for base in bases:
-        valid = slots <= base
-        out.append(None if valid.all() else valid)
-    return len(slots), out
+        if not any_between(defs, base, list_base):  # no slot is null in this layer
+            out.append(None)
+            continue
+        if slots is None:
+            # numpy's compaction is branch-free and vectorised: 2.5 -> 0.7 ms on 500,000 levels
+            # against a one-pass compiled loop
+            slots = defs[visible]
+        out.append(slots <= base)
+    return int(np.count_nonzero(visible)) if slots is None else len(slots), out
+
+
+def any_between(levels: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether any of ``levels`` is in ``(lo, hi]``, in one compiled pass that allocates
+    nothing (numpy's temporaries, each as long as the levels, are fresh memory a read pays
+    page faults for: 240 against 13 us on 500,000 levels inside a read).
+
+    Example::
+
+        >>> any_between(np.array([0, 3, 0], np.uint16), 0, 2), any_between(np.array([0, 2], np.uint16), 0, 2)
+        (False, True)
+    """
+    if hi <= lo or not len(levels):
+        return False
+    if levels.dtype != np.uint16 or hi > 0xFFFF:
+        return bool(np.any((levels > lo) & (levels <= hi)))
+    return bool(_k_min_above(levels, lo + 1) < hi - lo)
+
+
+@_Kernel
+def _k_min_above(levels, start):
+    # min over (level - start) in 16-bit wrap-around: the levels below start wrap past every
+    # level above it. A plain min reduction, which vectorises (an early exit does not: 17x slower)
+    s = np.uint16(start)
+    m = np.uint16(0xFFFF)
+    for j in range(levels.shape[0]):
+        m = min(m, np.uint16(levels[j] - s))
+    return m
 
 
 @_Kernel

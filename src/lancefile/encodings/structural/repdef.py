@@ -220,9 +220,15 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
             return Unraveled(outer + [LayerLevels(ITEM, None) for _ in range(first + 1)], n)
         m, valids = kernels.inner_validity(defs, bases[first + 1], [bases[k] for k in range(first, -1, -1)])
         return Unraveled(outer + [LayerLevels(ITEM, v) for v in valids], m)
+    at = d = None  # the defs at ``pos`` (gathered once for the layers that share them)
+    inside = None  # set under the innermost list: its slots are the entries with defs up to this
     for k in range(first, -1, -1):
         base = bases[k]
-        d = None if defs is None else (defs if pos is None else defs[pos])
+        if shape[k] == ITEM and (defs is None or (inside is not None and not kernels.any_between(defs, base, inside))):
+            out.append(LayerLevels(ITEM, None))  # no slot is null here: nothing gathered
+            continue
+        if defs is not None and (d is None or at is not pos):
+            at, d = pos, (defs if pos is None else defs[pos])
         if shape[k] == ITEM:
             valid = None if d is None or not len(d) or d.max() <= base else d <= base
             out.append(LayerLevels(ITEM, valid))
@@ -234,5 +240,7 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
         children, offsets = kernels.list_layer(rep, defs, depth, base, pos)
         out.append(LayerLevels(LIST, valid, offsets))
         pos = children
+        if depth == 1:  # every entry continues the innermost lists: its children are the defined ones
+            inside = base
         depth -= 1
     return Unraveled(out, n if pos is None else len(pos))
