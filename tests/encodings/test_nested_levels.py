@@ -72,3 +72,17 @@ def test_pylance_lists_of_structs_per_layer_nulls(tmp_path, p_list, p_struct, p_
     assert lancefile.LanceFileReader(p).read_all(batch_size=1000).to_table().equals(t)
     rows = np.arange(0, 3000, 37)
     assert lancefile.LanceFileReader(p).take_rows(rows).to_table().equals(t.take(pa.array(rows)))
+
+
+@pytest.mark.parametrize("inner_only", [False, True])
+def test_levels_that_do_not_start_with_a_row_are_refused(inner_only):
+    # three entries with two row starts, but the first entry continues a row no entry began
+    from lancefile.encodings.structural.repdef import ITEM, LIST, unravel
+    from lancefile.errors import CorruptFileError
+
+    rep = np.array([0, 1, 1], np.uint16)
+    defs = np.zeros(3, np.uint16)
+    with pytest.raises(CorruptFileError, match="repetition levels start 2 rows, 2 expected"):
+        unravel(rep, defs, [ITEM, ITEM, LIST], 2, "f", inner_only)
+    with pytest.raises(CorruptFileError, match="repetition level 2 above the field's 1"):
+        unravel(np.array([1, 2, 0], np.uint16), defs, [ITEM, ITEM, LIST], 2, "f", inner_only)
