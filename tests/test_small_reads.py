@@ -91,3 +91,22 @@ def test_fragments_read_at_once_decode_in_their_own_threads(tmp_path, submission
     lancefile.write_dataset(t, str(one))
     assert lancefile.dataset(str(one)).to_table().equals(t)
     assert submissions != []
+
+
+def test_a_take_does_not_sum_every_page_and_ranges_estimate_from_a_sample(tmp_path):
+    # a column's stored bytes size a range read's chunks; summing them touches every page's
+    # metadata (a microsecond a page), so a take never does and a range samples 16 pages
+    rng = np.random.default_rng(1)
+    t = pa.table({"x": rng.integers(0, 1 << 20, 200_000), "s": pa.array([f"v{i % 1000}" for i in range(200_000)])})
+    p = tmp_path / "pages.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
+    r = lancefile.LanceFileReader(p)
+    assert r.take_rows([5, 150_000]).to_table().equals(t.take([5, 150_000]))
+    for c in range(2):
+        info = r._layout.column(c)
+        assert len(info.pages) > 16 and "data_bytes" not in info.__dict__
+        exact = sum(b.size for page in info.pages for b in page.buffers)
+        assert info.data_bytes == exact
+        assert abs(info.data_bytes_estimate() - exact) <= 0.1 * exact
+        assert info.data_bytes_estimate(sample=len(info.pages)) == exact
+    assert r.read_range(1000, 50_000).to_table().equals(t.slice(1000, 50_000))

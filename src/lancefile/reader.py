@@ -298,7 +298,7 @@ class LanceFileReader:
         """
         rows = max(self._num_rows, 1)
         cols = self._projected_columns()
-        data = sum(self._layout.column(c).data_bytes for c in cols)
+        data = sum(self._layout.column(c).data_bytes_estimate() for c in cols)
         floor = sum(min_row_bytes(f.type) for f in self._storage_schema)
         target = min(MAX_READ_CHUNK_BYTES, max(READ_CHUNK_BYTES, len(cols) * MIN_COLUMN_CHUNK_BYTES))
         return max(floor, data / rows), floor, target
