@@ -83,6 +83,23 @@ def test_takes_over_pages_with_different_dictionaries(tmp_path, monkeypatch, wri
     assert lancefile.LanceFileReader(p).read_all(batch_size=7000).to_table().equals(t)
 
 
+@pytest.mark.parametrize("dtype", [pa.string(), pa.large_string()])
+def test_takes_over_uncompressed_and_wide_offset_dictionaries(tmp_path, dtype):
+    """Dictionaries read block by block (stored uncompressed, or with 64-bit offsets) go the
+    same way as compressed ones: one array of all blocks, each page's items found in its own."""
+    rng = np.random.default_rng(8)
+    vocab = np.array([f"{i:05d}-{'xyz' * (i % 5)}" for i in range(4000)])
+    words = vocab[np.clip(np.arange(N) // 10 + rng.integers(-200, 200, N), 0, len(vocab) - 1)]
+    field = pa.field("tag", dtype, metadata={"lance-encoding:dict-values-compression": "none"})
+    t = pa.table({"tag": pa.array(words, dtype)}, schema=pa.schema([field]))
+    p = tmp_path / "plain.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
+    assert len(lancefile.LanceFileReader(p)._layout.column(0).pages) > 10
+    rows = np.sort(np.random.default_rng(1).choice(N, 300, replace=False))
+    assert lancefile.LanceFileReader(p).take_rows(rows).to_table().equals(t.take(pa.array(rows)))
+    assert lancefile.LanceFileReader(p).read_all(batch_size=6000).to_table().equals(t)
+
+
 def _plain_dictionaries(tmp_path):
     """A file whose string column has many pages, each with an uncompressed dictionary of 40
     items, and its parsed map."""

@@ -17,7 +17,7 @@ from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
 from ..arrowutil import concat_arrays, range_indices, validate_values
-from ..compressive._buffers import as_bytes, decompress, decompress_spans
+from ..compressive._buffers import as_bytes, decompress_spans
 from ..compressive.values import Var
 from ..compressive.variable import block_parts, block_parts_many
 from .base import EntrySpans, PagePart, pages_where, relocated, select_part, values_to_arrow
@@ -229,52 +229,7 @@ def _variable_dictionaries(todo: list):
     (``Variable`` blocks, under general compression or not) laid end to end, every page's
     offsets checked in one pass over all of them; None when a page's dictionary is something
     else or fails a check (its own load then says what is wrong, naming the page)."""
-    enc = todo[0][0].msg.dictionary
-    kind = enc.WhichOneof("compression")
-    inner = enc.general.values if kind == "general" else enc
-    if inner.WhichOneof("compression") != "variable" or any(dec.msg.dictionary != enc for dec, _ in todo[1:]):
-        return None
-    counts = [int(dec.msg.num_dictionary_items) for dec, _ in todo]  # uint64 in the file
-    if max(counts) > MAX_PAGE_ITEMS:
-        return None
-    try:
-        raws = [as_bytes(page.read(_DICT)) for _, page in todo]
-    except CorruptFileError:
-        return None
-    if kind == "general":  # every page's block decompressed in one pass, their headers read in one
-        got = _compressed_dictionaries(enc.general.compression, inner.variable, raws, counts,
-                                       pages_where(todo[0][1], todo[-1][1]))
-        if got is not None:
-            return got
-    parts = []
-    try:
-        for (_, page), data, n in zip(todo, raws, counts):
-            if kind == "general":
-                data = decompress(enc.general.compression, data, page.where)
-            parts.append(block_parts(inner.variable, data, n, page.where))
-    except CorruptFileError:
-        return None
-    firsts = np.fromiter((off[0] for off, _ in parts), np.int64, len(parts))
-    lasts = np.fromiter((off[-1] for off, _ in parts), np.int64, len(parts))
-    room = np.fromiter((len(body) for _, body in parts), np.int64, len(parts))
-    if np.any(firsts < 0) or np.any(lasts < firsts) or np.any(lasts > room):
-        return None
-    nbytes = lasts - firsts
-    bases = (np.cumsum(nbytes) - nbytes - firsts).tolist()
-    # each page's offsets moved to where its bytes go; a page's last offset is the next one's first
-    offsets = np.concatenate([off[:-1] + b for (off, _), b in zip(parts, bases)] + [nbytes.sum(keepdims=True)])
-    if np.any(np.diff(offsets) < 0):
-        return None
-    data = np.concatenate([body[a:z] for (_, body), a, z in zip(parts, firsts.tolist(), lasts.tolist())])
-    return offsets, data, [len(off) - 1 for off, _ in parts]
-
-
-def _compressed_dictionaries(bc, variable, raws: list, counts: list, where: str):
-    """:func:`_variable_dictionaries` of compressed blocks without a Python step per page:
-    one batched decompression, the headers and offsets of all blocks read with numpy, the
-    bytes copied by one compiled gather. None when any block is not in the usual form or
-    fails a check (the page-by-page path then finds it)."""
-    blocks = _compressed_blocks(bc, variable, raws, counts, where)
+    blocks = _dictionary_blocks(todo)
     if blocks is None:
         return None
     out, offs, first, body, n, _ = blocks
@@ -286,23 +241,43 @@ def _compressed_dictionaries(bc, variable, raws: list, counts: list, where: str)
     offsets = np.append(offs[keep] + shift, nbytes.sum())
     if np.any(np.diff(offsets) < 0):
         return None
-    return offsets, kernels.gather_bytes(out, body + firsts, nbytes), counts
+    return offsets, kernels.gather_bytes(out, body + firsts, nbytes), n.tolist()
 
 
-def _compressed_blocks(bc, variable, raws: list, counts: list, where: str):
-    """The pages' compressed ``Variable`` dictionary blocks decompressed in one pass:
-    ``(bytes, offsets, first offset of each block, where its items' bytes start, items of
-    each, bytes after that start)`` (see :func:`block_parts_many`), each block's first and
-    last offsets checked against its bytes; None when a block is not in the usual form or
-    fails that check."""
-    sizes = np.fromiter(map(len, raws), np.int64, len(raws))
-    try:
-        out, ostarts, osizes = decompress_spans(bc, np.concatenate(raws), np.cumsum(sizes) - sizes, sizes, where)
-    except CorruptFileError:
+def _dictionary_blocks(pairs: list):
+    """The ``Variable`` dictionary blocks of the pages of ``pairs`` (``(decoder, page)``, one
+    encoding): ``(bytes, offsets, first offset of each block, where its items' bytes start,
+    items of each, bytes after that start)``, all blocks in one array (see
+    :func:`block_parts_many`), each block's first and last offsets checked against its
+    bytes. Compressed blocks are decompressed in one pass and their headers read with numpy;
+    others (or blocks out of the usual form) are read one by one. None when a dictionary is
+    something else or fails a check: a page's own load then says what is wrong."""
+    enc = pairs[0][0].msg.dictionary
+    kind = enc.WhichOneof("compression")
+    inner = enc.general.values if kind == "general" else enc
+    if inner.WhichOneof("compression") != "variable" or any(dec.msg.dictionary != enc for dec, *_ in pairs[1:]):
         return None
-    n = np.asarray(counts, np.int64)
-    parts = block_parts_many(variable, out[: len(out) // 4 * 4], ostarts, osizes, n)
-    if parts is None:
+    n = [int(dec.msg.num_dictionary_items) for dec, *_ in pairs]  # uint64 in the file
+    if max(n) > MAX_PAGE_ITEMS:
+        return None
+    n = np.asarray(n, np.int64)
+    try:
+        raws = [as_bytes(page.read(_DICT)) for _, page, *_ in pairs]
+        if kind == "general":
+            sizes = np.fromiter(map(len, raws), np.int64, len(raws))
+            out, ostarts, osizes = decompress_spans(enc.general.compression, np.concatenate(raws),
+                                                    np.cumsum(sizes) - sizes, sizes,
+                                                    pages_where(pairs[0][1], pairs[-1][1]))
+            parts = block_parts_many(inner.variable, out[: len(out) // 4 * 4], ostarts, osizes, n)
+            if parts is None:  # not the usual form: page by page
+                raws = [out[a : a + z] for a, z in zip(ostarts.tolist(), osizes.tolist())]
+        if kind != "general" or parts is None:
+            one = [block_parts(inner.variable, raw, k, page.where) for (_, page, *_), raw, k in zip(pairs, raws, n)]
+            room = np.fromiter((len(body) for _, body in one), np.int64, len(one))
+            out = np.concatenate([body for _, body in one])
+            parts = (np.concatenate([off for off, _ in one]), np.cumsum(n + 1) - (n + 1), np.cumsum(room) - room)
+            ostarts, osizes = parts[2], room
+    except CorruptFileError:
         return None
     offs, first, body = parts
     firsts, lasts = offs[first], offs[first + n]
@@ -314,29 +289,16 @@ def _compressed_blocks(bc, variable, raws: list, counts: list, where: str):
 
 def _look_up(items: list, idx: np.ndarray, value_cuts: np.ndarray, where: str):
     """A take's values from its pages' string dictionaries (``idx[value_cuts[k]:value_cuts[k +
-    1]]`` index page k's), without building the dictionaries: the blocks are decompressed
-    together and only the items used are copied out and checked, a few hundred bytes for a
-    100-row take instead of every page's whole dictionary. None when this does not apply
-    (loaded dictionaries, other dictionary encodings, an index under a null outside its
-    dictionary) or something fails a check: the general path then says what is wrong."""
+    1]]`` index page k's), without building the dictionaries: only the items used are
+    copied out of the pages' blocks (:func:`_dictionary_blocks`) and checked, a few hundred
+    bytes for a 100-row take instead of every page's whole dictionary. None when this does
+    not apply (loaded dictionaries, a dictionary-typed field, other dictionary encodings, an
+    index under a null outside its dictionary) or something fails a check: the general path
+    then says what is wrong."""
     dtype = items[0][0].leaf.dtype
-    if not (pa.types.is_string(dtype) or pa.types.is_binary(dtype) or pa.types.is_large_string(dtype)
-            or pa.types.is_large_binary(dtype)):
+    if pa.types.is_dictionary(dtype) or any(dec.loaded_dictionary(page) is not None for dec, page, *_ in items):
         return None
-    dec0 = items[0][0]
-    enc = dec0.msg.dictionary
-    if enc.WhichOneof("compression") != "general" or enc.general.values.WhichOneof("compression") != "variable":
-        return None
-    if any(dec.msg.dictionary != enc or dec.loaded_dictionary(page) is not None for dec, page, *_ in items):
-        return None
-    counts = [int(dec.msg.num_dictionary_items) for dec, *_ in items]  # uint64 in the file
-    if max(counts) > MAX_PAGE_ITEMS:
-        return None
-    try:
-        raws = [as_bytes(page.read(_DICT)) for _, page, *_ in items]
-    except CorruptFileError:
-        return None
-    blocks = _compressed_blocks(enc.general.compression, enc.general.values.variable, raws, counts, where)
+    blocks = _dictionary_blocks(items)
     if blocks is None:
         return None
     out, offs, first, body, n, room = blocks
