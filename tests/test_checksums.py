@@ -249,6 +249,68 @@ def test_large_unaligned_reads_into_a_buffer_are_checked_at_both_ends():
             ChecksummedSource(InMemorySource(bytes(bad)), ck).read_into(100, memoryview(bytearray(2 << 20)))
 
 
+def _checked_memory(size: int, covered: int, block: int = BLOCK_BYTES, seed: int = 4):
+    rng = np.random.default_rng(seed)
+    data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+    h = BlockHasher(block, SPAN_BLOCKS)
+    h.update(data[:covered])
+    blocks, spans = h.finish()
+    ck = FileChecksums("mem", block, covered, 2, 0, 0, np.zeros(0, np.uint64), blocks, SPAN_BLOCKS, spans)
+    return data, ck
+
+
+def test_many_short_ranges_are_checked_together_each_block_once():
+    """A take's reads (read_spans of short ranges) are widened to whole blocks, read in one
+    batch and every block they touch hashed once: the bytes come back right, in the caller's
+    order, whether ranges share a block, straddle two, or lie past the checksummed region."""
+    from lancefile.io import read_spans
+
+    data, ck = _checked_memory(40 * BLOCK_BYTES + 500, 37 * BLOCK_BYTES + 123)
+    rng = np.random.default_rng(5)
+    starts = rng.integers(0, len(data) - 9000, 300)
+    lengths = rng.integers(0, 9000, 300)
+    # ranges in one block, across a block boundary, at the checksummed region's end and past it
+    starts = np.concatenate([starts, [10, 20, BLOCK_BYTES - 5, ck.covered - 3, ck.covered + 7, len(data) - 1]])
+    lengths = np.concatenate([lengths, [5, 5, 10, 10, 10, 1]])
+    hashed = []
+    src = ChecksummedSource(InMemorySource(data), ck)
+    import lancefile.format.checksums as module
+    real = module.hash_bytes
+    module.hash_bytes = lambda view: hashed.append(len(view)) or real(view)
+    try:
+        got, at = read_spans(src, starts, lengths)
+    finally:
+        module.hash_bytes = real
+    for s, n, a in zip(starts.tolist(), lengths.tolist(), at.tolist()):
+        assert bytes(got[a : a + n]) == data[s : s + n]
+    touched = {b for s, n in zip(starts.tolist(), lengths.tolist()) if s < ck.covered
+               for b in range(s // BLOCK_BYTES, -(-min(s + n, ck.covered) // BLOCK_BYTES))}
+    assert len(hashed) == len(touched)  # each block once, however many ranges share it
+    for at_byte in (12, BLOCK_BYTES - 1, BLOCK_BYTES, ck.covered - 1):  # damage inside a block a range reads
+        bad = bytearray(data)
+        bad[at_byte] ^= 0x10
+        first = at_byte // BLOCK_BYTES * BLOCK_BYTES
+        with pytest.raises(lancefile.ChecksumError, match=f"bytes \\[{first}, "):
+            read_spans(ChecksummedSource(InMemorySource(bytes(bad)), ck), starts, lengths)
+    bad = bytearray(data)
+    bad[ck.covered + 8] ^= 1  # past the checksummed bytes: the metadata, checked on its own
+    got, at = read_spans(ChecksummedSource(InMemorySource(bytes(bad)), ck), [ck.covered + 7], [10])
+    assert bytes(got[int(at[0]) : int(at[0]) + 10]) == bytes(bad[ck.covered + 7 : ck.covered + 17])
+
+
+def test_a_take_over_a_damaged_block_names_the_page(tmp_path):
+    t = _table(200_000)
+    data = bytearray(_write(tmp_path / "f.lance", t, "2.2"))
+    reader = lancefile.LanceFileReader(bytes(data), columns=["id"])
+    rows = [5, 70_000, 150_000, 199_999]
+    assert reader.take_rows(rows).to_table().column("id").to_pylist() == rows
+    page = reader.metadata().columns[0].pages[-1]
+    at = page.buffers[1][0] + 3  # inside the last page's chunks, which row 199_999 reads
+    data[at] ^= 0x40
+    with pytest.raises(lancefile.ChecksumError, match="column 0 page"):
+        lancefile.LanceFileReader(bytes(data), columns=["id"]).take_rows(rows).to_table()
+
+
 def test_block_hasher_is_the_same_however_the_bytes_are_split():
     rng = np.random.default_rng(2)
     data = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()

@@ -224,3 +224,30 @@ def test_read_spans_refuses_ranges_outside_the_source_before_allocating():
     assert src.requests == 0
     buf, at = read_spans(src, [], [])
     assert len(buf) == 0 and len(at) == 0
+
+
+def test_a_page_left_to_its_own_parse_does_not_fetch_its_metadata_twice(tmp_path):
+    """A take over two pages, one parsed by an earlier take: the other's chunk metadata and
+    repetition index, fetched with the batch, are handed to its own parse (no second request)."""
+    n = 60_000
+    t = pa.table({"l": pa.array([list(range(i % 5)) for i in range(n)], pa.list_(pa.int64()))})
+    path = tmp_path / "l.lance"
+    lancefile.write_table(t, path, version="2.2", max_page_bytes=32 * 1024)
+    data = path.read_bytes()
+    pages = lancefile.LanceFileReader(data).metadata().columns[0].pages
+    assert len(pages) >= 4
+    bounds = np.cumsum([0] + [p.length for p in pages])
+    a, b, c = int(bounds[0]) + 3, int(bounds[1]) + 3, int(bounds[2]) + 3  # rows of pages 0, 1 and 2
+
+    def requests(src, reader, rows):
+        src.reset()
+        got = reader.take_rows(rows).to_table()
+        assert got.column("l").to_pylist() == t.column("l").take(rows).to_pylist()
+        return src.requests
+
+    fresh = CountingSource(InMemorySource(data))
+    alone = requests(fresh, lancefile.LanceFileReader(fresh), [c])  # page 2 read on its own
+    src = CountingSource(InMemorySource(data))
+    reader = lancefile.LanceFileReader(src)
+    requests(src, reader, [a, b])  # pages 0 and 1 parsed together
+    assert requests(src, reader, [a, c]) <= alone  # page 2 alone in the batch: parsed by itself

@@ -27,7 +27,7 @@ import pyarrow as pa
 from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 
 __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource",
-           "open_source", "read_into", "read_spans", "new_buffer"]
+           "open_source", "read_into", "read_spans", "fetch_spans", "new_buffer"]
 
 # Ranges of a local file closer than this are fetched in one request (a read costs about as
 # much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
@@ -43,7 +43,7 @@ POOL_BUFFER_BYTES = 64 * 1024
 def new_buffer(n: int) -> memoryview:
     """``n`` writable bytes (contents undefined), from Arrow's pool when large."""
     if n >= POOL_BUFFER_BYTES:
-        return memoryview(pa.allocate_buffer(n))
+        return memoryview(pa.allocate_buffer(n)).cast("B")  # unsigned bytes, as a bytearray's
     return memoryview(bytearray(n))
 
 
@@ -66,7 +66,8 @@ class ByteSource(Protocol):
     # ``thread_safe`` attribute lets a reader issue reads from several threads at once;
     # ``coalesce_gap`` is the gap below which two ranges are better read as one (see
     # :func:`coalesce_gap`); a true ``remote`` attribute says each request is a round trip
-    # (so reads are widened rather than split into more requests).
+    # (so reads are widened rather than split into more requests); ``read_spans(starts,
+    # lengths, gap)`` replaces :func:`fetch_spans` for :func:`read_spans` (see there).
 
 
 def coalesce_gap(source) -> int:
@@ -92,7 +93,9 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
     buffer, the bytes between them included (so nothing is copied twice); the plan is made
     with numpy, so ten thousand ranges cost ten thousand reads at most, not ten thousand
     Python iterations of bookkeeping as well. Every range is checked against the source's
-    size before anything is allocated.
+    size before anything is allocated. A source with a ``read_spans(starts, lengths, gap)``
+    method (checked int64 arrays) reads them its own way: a checksummed file widens a take's
+    ranges to whole blocks and checks them together.
 
     Example::
 
@@ -112,6 +115,16 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
     if int(s.min()) < 0 or int(n.min()) < 0 or int(ends.max()) > source.size:
         bad = int(np.flatnonzero((s < 0) | (n < 0) | (ends > source.size))[0])
         check_range(source.name, source.size, int(s[bad]), int(n[bad]))
+    batched = getattr(source, "read_spans", None)  # a source with its own way (checksums)
+    if batched is not None:
+        return batched(s, n, gap)
+    return fetch_spans(source, s, n, gap)
+
+
+def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`read_spans` once the ranges are checked: int64 ``s`` and ``n``, read with
+    ``source.read_into``, ranges less than ``gap`` apart in one request."""
+    ends = s + n
     order = None
     if len(s) > 1 and np.any(s[1:] < s[:-1]):
         order = np.argsort(s, kind="stable")
@@ -135,8 +148,12 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
         finally:
             wait(futures)
     else:
+        fill = getattr(source, "read_into", None)
+        if fill is None:
+            def fill(a, out):
+                out[:] = source.read(a, len(out))
         for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
-            read_into(source, a, buf[o : o + ln])
+            fill(a, buf[o : o + ln])
     at = b_out[block] + s - b_start[block]
     if order is not None:
         unsorted = np.empty_like(at)

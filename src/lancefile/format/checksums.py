@@ -66,7 +66,7 @@ import numpy as np
 import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
-from ..io import _BaseSource, inherit, read_into
+from ..io import _BaseSource, fetch_spans, inherit, read_into
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "is_checksum_buffer"]
@@ -312,6 +312,9 @@ class FileChecksums:
 # Reads up to this size are fetched with their blocks' extra bytes in one request; larger ones
 # land straight in the caller's buffer, with the partial blocks at their ends read on the side.
 _ONE_REQUEST_BYTES = 1 << 20
+# A read_spans whose ranges are all shorter than this checks its blocks together (one hash a
+# block); with a longer range it reads range by range, hashing whole spans of blocks.
+_BATCH_SPAN_BYTES = 64 * 1024
 
 
 class ChecksummedSource(_BaseSource):
@@ -346,6 +349,40 @@ class ChecksummedSource(_BaseSource):
         else:
             ck.check_blocks(b0, raw[: e1 - e0], self.describe)
         return raw[offset - e0 : offset - e0 + length]
+
+    def read_spans(self, s: np.ndarray, n: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~lancefile.io.read_spans` of checked int64 ranges. Short ranges (a take's
+        chunks) are widened to whole blocks, read together from the inner source and their
+        blocks hashed in one loop, each block once however many ranges share it; a range
+        of :data:`_BATCH_SPAN_BYTES` or more goes through :meth:`read_into` (span hashes)."""
+        ck = self.checksums
+        if int(n.max()) >= _BATCH_SPAN_BYTES:
+            return fetch_spans(self, s, n, gap)
+        B, covered = ck.block_size, ck.covered
+        e = s + n
+        inside = s < covered
+        b0 = np.where(inside, s // B, 0)  # blocks [b0, b1) of each range; none past the covered bytes
+        b1 = np.where(inside, -(-np.minimum(e, covered) // B), 0)
+        ws = np.where(inside, b0 * B, s)
+        we = np.where(inside, np.maximum(np.minimum(b1 * B, covered), e), e)
+        data, at = fetch_spans(self.inner, ws, we - ws, gap)
+        nb = b1 - b0
+        total = int(nb.sum())
+        if total:
+            if int(b1.max()) > len(ck._blocks):
+                raise CorruptFileError(f"{ck.path}: blocks up to {int(b1.max())} lie past the checksummed bytes")
+            span = np.repeat(np.arange(len(s)), nb)
+            k = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)
+            blocks, first = np.unique(b0[span] + k, return_index=True)
+            where = (at[span] + k * B)[first]
+            size = np.minimum(blocks * B + B, covered) - blocks * B
+            view = memoryview(data)
+            got = np.fromiter((hash_bytes(view[o : o + m]) for o, m in zip(where.tolist(), size.tolist())),
+                              np.uint64, len(blocks))
+            bad = got != ck._blocks[blocks]
+            if bad.any():
+                ck._fail(blocks[bad], self.describe)
+        return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:
         ck = self.checksums

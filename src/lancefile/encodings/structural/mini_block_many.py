@@ -47,8 +47,7 @@ def take_pages(items: list) -> PagePart:
     leaf = dec0.leaf
     is_range = items[0][2].is_range
     where = pages_where(page0, items[-1][1])
-    _prime(items)
-    table = _chunk_table(items)
+    table = _chunk_table(items, _prime(items))
     n = len(items)
     row0 = np.fromiter((it[3] for it in items), np.int64, n)
     # the rows each page needs: a take's rows; a range's first and last (where its entries start and end)
@@ -154,29 +153,46 @@ def take_pages(items: list) -> PagePart:
     return part
 
 
-def _prime(items: list) -> None:
+def _prime(items: list) -> list:
     """Fetch, in one batch of requests, what the pages of ``items`` (``(decoder, page,
     ...)``) have not read yet and will: chunk metadata, repetition index, dictionary.
-    Each page then finds its buffers in memory instead of asking for them one by one."""
-    pages, refs = [], []
-    for dec, page, *_ in items:
-        n = len(page.page.buffers)
-        wanted = []
-        if dec._chunks is None:
-            wanted.append(_META)
+
+    Dictionaries are handed to their pages (which then find them in memory instead of asking
+    for them one by one); the chunk metadata and repetition indexes are returned, as
+    ``[(metadata, index) or None]`` per item, for :func:`_parse_chunk_words`."""
+    fetched: list = [None] * len(items)
+    owners, starts, sizes = [], [], []  # (item, buffer) of each range
+    for k, (dec, page, *_) in enumerate(items):
+        bufs = page.page.buffers
+        n = len(bufs)
+        if dec._chunks is None and n >= dec._buffers_needed():  # else its own read says what is wrong
+            ref = bufs[_META]
+            owners.append((k, _META))
+            starts.append(ref.position)
+            sizes.append(ref.size)
             if dec.depth:
-                wanted.append(n - 1)
-        if dec.has_dict and dec.loaded_dictionary(page) is None:
-            wanted.append(_DICT)
-        for b in wanted:
-            if b < n:  # a missing buffer is reported where it is read
-                pages.append(page)
-                refs.append(page.ref(b))
-    if len(refs) < 2:
-        return
-    data, at = read_spans(items[0][1].layout.source, [r.position for r in refs], [r.size for r in refs])
-    for page, ref, a in zip(pages, refs, at.tolist()):
-        page.prime(ref, data[a : a + ref.size])
+                ref = bufs[n - 1]
+                owners.append((k, -1))
+                starts.append(ref.position)
+                sizes.append(ref.size)
+        if dec.has_dict and n > _DICT and dec.loaded_dictionary(page) is None:
+            ref = bufs[_DICT]
+            owners.append((k, _DICT))
+            starts.append(ref.position)
+            sizes.append(ref.size)
+    if len(owners) < 2:
+        return fetched
+    data, at = read_spans(items[0][1].layout.source, starts, sizes)
+    for (k, b), a, size in zip(owners, at.tolist(), sizes):
+        view = data[a : a + size]
+        if b == _DICT:
+            page = items[k][1]
+            page.prime(page.page.buffers[_DICT], view)
+        elif b == _META:
+            fetched[k] = [view, None]
+        else:
+            fetched[k][1] = view
+    return fetched
 
 
 def _load_dictionaries(items: list):
@@ -332,8 +348,7 @@ def read_columns(items: list) -> list[PagePart]:
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     source = page0.layout.source
-    _prime(items)
-    table = _chunk_table(items)
+    table = _chunk_table(items, _prime(items))
     is_range = items[0][2].is_range
     key, first, item_of = table.key, table.first, table.item_of
     if is_range:
@@ -408,39 +423,48 @@ class _ChunkTable:
         before = np.cumsum(self.ended) - self.ended  # rows ended before each chunk, all pages
         self.first = before - np.repeat(before[np.minimum(self.chunk_bounds[:-1], len(before) - 1)]
                                         if len(before) else per, per)  # ... in its own page
-        self.data_at = np.fromiter((page.ref(_DATA).position for _, page, *_ in items), np.int64, len(items))
+        self.data_at = np.fromiter((page.page.buffers[_DATA].position for _, page, *_ in items), np.int64,
+                                   len(items))  # every page has its chunk buffer: checked by chunks()
         rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
         self.base = np.cumsum(rows + 1) - (rows + 1)  # item k's rows map to [base[k], base[k] + rows[k]]
         self.key = self.base[self.item_of] + self.first
 
 
-def _chunk_table(items: list) -> _ChunkTable:
-    """The pages' :class:`_ChunkTable` (their buffers primed): made once for a set of pages
-    (a scan's batches over the same pages reuse it), the chunk metadata of pages not parsed
-    yet parsed in one pass."""
+def _chunk_table(items: list, fetched: list) -> _ChunkTable:
+    """The pages' :class:`_ChunkTable`: made once for a set of pages (a scan's batches over
+    the same pages reuse it), the chunk metadata of pages not parsed yet parsed in one pass
+    (``fetched``: what :func:`_prime` read for them)."""
     dec0 = items[0][0]
     cached = getattr(dec0, "_chunk_table", None)
     if cached is not None and len(cached.decoders) == len(items) and all(
             a is b for a, (b, *_) in zip(cached.decoders, items)):
         return cached
-    _parse_chunk_words(items)
+    _parse_chunk_words(items, fetched)
+    for (dec, page, *_), got in zip(items, fetched):  # pages left to their own parse: hand over their buffers
+        if dec._chunks is None and got is not None:
+            bufs = page.page.buffers
+            page.prime(bufs[_META], got[0])
+            if got[1] is not None:
+                page.prime(bufs[len(bufs) - 1], got[1])
     table = dec0._chunk_table = _ChunkTable(items)
     return table
 
 
-def _parse_chunk_words(items: list) -> None:
+def _parse_chunk_words(items: list, fetched: list) -> None:
     """Parse, all at once, the chunk metadata (and repetition indexes) of the pages of
-    ``items`` not parsed yet, from the buffers :func:`_prime` fetched. A page whose metadata
-    fails a check is left to its own parse, which says what is wrong with it."""
-    todo = [(dec, page) for dec, page, *_ in items if dec._chunks is None]
-    if len(todo) < 2 or any(len(page.page.buffers) < dec._buffers_needed() for dec, page in todo):
+    ``items`` not parsed yet, from the buffers :func:`_prime` fetched (``fetched``). A page
+    whose metadata fails a check, or was not fetched, is left to its own parse, which says
+    what is wrong with it."""
+    todo = [(dec, page) for (dec, page, *_), got in zip(items, fetched) if dec._chunks is None and got is not None]
+    if len(todo) < 2:
         return
+    got = [g for (dec, _, *_), g in zip(items, fetched) if dec._chunks is None and g is not None]
     word, depth = todo[0][0].word, todo[0][0].depth
     wanted = [int(dec.msg.num_items) for dec, _ in todo]  # uint64 in the file: checked before numpy holds it
     if max(wanted) > MAX_PAGE_ITEMS:
         return
     num_items = np.array(wanted, np.int64)
-    metas = [np.frombuffer(page.read(_META), np.uint8) for _, page in todo]
+    metas = [g[0] for g in got]
     nbytes = np.fromiter((len(m) for m in metas), np.int64, len(metas))
     if np.any(nbytes % word) or any(dec.depth != depth for dec, _ in todo):
         return
@@ -449,7 +473,7 @@ def _parse_chunk_words(items: list) -> None:
                                                                 num_items)
     ends = np.cumsum(per)
     last = ends - 1
-    data_size = np.fromiter((page.ref(_DATA).size for _, page in todo), np.int64, len(todo))
+    data_size = np.fromiter((page.page.buffers[_DATA].size for _, page in todo), np.int64, len(todo))
     rows = np.fromiter((dec.rows for dec, _ in todo), np.int64, len(todo))
     ok = (per > 0) | (num_items == 0)
     has = per > 0
@@ -458,7 +482,7 @@ def _parse_chunk_words(items: list) -> None:
     completed = partial = None
     if depth:  # the repetition index: per chunk [rows ended, unfinished row's entries, ...]
         stride = depth + 1
-        index = [np.frombuffer(page.read(len(page.page.buffers) - 1), np.uint8) for _, page in todo]
+        index = [g[1] for g in got]
         ok &= np.fromiter((len(x) for x in index), np.int64, len(index)) == 8 * stride * per
         if not ok.all():
             index = [x if good else np.zeros(8 * stride * n, np.uint8) for x, good, n in zip(index, ok, per.tolist())]
