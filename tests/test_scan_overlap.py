@@ -69,3 +69,34 @@ def test_abandoned_scan_leaves_the_reader_usable(nested_file, small_chunks):
     it.close()  # the chunk started ahead is waited for, then dropped
     assert pa.Table.from_batches(first).equals(t.slice(0, 1500))
     assert reader.read_all().to_table().equals(t)
+
+
+def test_a_short_last_chunk_joins_the_one_before(monkeypatch):
+    """A scan's chunks are cut whole batches at a time; a remainder of less than half a chunk
+    is read with the chunk before it (each chunk costs every column a pass), and the batches
+    are still exactly ``batch_size`` rows but the last."""
+    cols = 40
+    n = 3 * 2048 + 300
+    t = pa.table({f"c{i}": np.arange(n, dtype=np.float64) + i for i in range(cols)})
+    buf = pa.BufferOutputStream()
+    lancefile.write_table(t, buf, version="2.2")
+    data = buf.getvalue().to_pybytes()
+    # chunks of 2,048 rows: 40 columns x 8 bytes x 2,048 rows
+    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", cols * 8 * 2048)
+    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", cols * 8 * 2048)
+    monkeypatch.setattr(reader_mod, "MIN_COLUMN_CHUNK_BYTES", 1)
+    reads = []
+    real = lancefile.LanceFileReader._start_read
+
+    def spy(self, sel, cache, whole=False):
+        reads.append((sel.start, sel.stop))
+        return real(self, sel, cache, whole)
+
+    monkeypatch.setattr(lancefile.LanceFileReader, "_start_read", spy)
+    batches = list(lancefile.LanceFileReader(data).read_all(batch_size=512))
+    assert pa.Table.from_batches(batches).equals(t)
+    assert [len(b) for b in batches] == [512] * (n // 512) + [n % 512]
+    assert reads == [(0, 2048), (2048, 4096), (4096, n)]  # not a fourth read of 300 rows
+    reads.clear()
+    assert lancefile.LanceFileReader(data).read_range(0, 2 * 2048 + 1100).to_table().equals(t.slice(0, 5196))
+    assert reads[-1] == (4096, 5196)  # 1,100 rows: more than half a chunk, read on their own

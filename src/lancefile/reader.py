@@ -61,6 +61,14 @@ PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
 
 
+def _chunk_end(pos: int, stop: int, rows: int) -> int:
+    """Where a scan's chunk of ``rows`` rows from ``pos`` ends: a remainder of less than half a
+    chunk joins it (every chunk costs each column a pass: 25,000 rows of a 1,000-column file
+    read as 8,192 x 3 + 424 paid a fourth pass for 424 rows)."""
+    end = min(stop, pos + rows)
+    return stop if stop - end < rows // 2 else end
+
+
 class LanceFileReader:
     """Reads a Lance file (versions 2.0, 2.1 and 2.2), mirroring ``lance.file.LanceFileReader``.
 
@@ -390,12 +398,13 @@ class LanceFileReader:
         try:
             while pos < stop or pending is not None:
                 if pending is None:
-                    end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target // 4 if first else target))
+                    rows = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
+                    end = _chunk_end(pos, stop, rows)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
                                                     whole=pos == start and end == stop), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
-                    end = min(stop, pos + self._chunk_rows(batch_size, row_bytes, target))
+                    end = _chunk_end(pos, stop, self._chunk_rows(batch_size, row_bytes, target))
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache), end
                 batch = current()
                 current = None

@@ -4,6 +4,8 @@ reading each column alone gives, for files of both writers."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -150,3 +152,39 @@ def test_damaged_chunk_metadata_among_columns_read_together_is_named(tmp_path, d
     # the other columns still read
     assert lancefile.LanceFileReader(p, columns=["c2", "c4"]).read_range(0, 20_000).to_table().equals(
         t.select(["c2", "c4"]))
+
+
+def test_flat_leaves_unravel_without_layers_of_work():
+    """A flat leaf's levels (no lists): validity from the definition levels, none when no
+    slot is null, and a level count that disagrees with the rows is refused."""
+    from lancefile.encodings.structural.repdef import ITEM, unravel
+
+    defs = np.array([0, 1, 0, 0, 1], np.uint16)
+    got = unravel(None, defs, [ITEM], 5, "f.lance: column 0 page 0")
+    assert got.num_values == 5 and got.layers[0].valid.tolist() == [True, False, True, True, False]
+    assert unravel(None, np.zeros(5, np.uint16), [ITEM], 5, "w").layers[0].valid is None
+    none = unravel(None, None, [ITEM], 7, "w")
+    assert none.layers[0].valid is None and none.num_values == 7
+    with pytest.raises(CorruptFileError, match=r"^f.lance: column 0 page 0: 5 level entries for 6 rows"):
+        unravel(None, defs, [ITEM], 6, "f.lance: column 0 page 0")
+
+
+def test_checks_after_decoding_name_the_pages_only_when_they_fail(tmp_path, monkeypatch):
+    """The place handed to the checks after decoding (levels, Arrow validity) names the file,
+    column and pages read, and is only made when a message needs it."""
+    import lancefile.encodings.structural.fields as fields
+
+    t = pa.table({f"c{i}": pa.array(np.arange(30_000, dtype=np.float64), mask=np.arange(30_000) % 7 == i)
+                  for i in range(4)})
+    p = tmp_path / "w.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=64 * 1024)
+    named, seen = [], []
+    real_pages_of, real_unravel = fields.LeafColumn.pages_of, fields.unravel
+    monkeypatch.setattr(fields.LeafColumn, "pages_of", lambda self, sel: named.append(sel) or real_pages_of(self, sel))
+    monkeypatch.setattr(fields, "unravel", lambda rep, defs, shape, n, where, *a: seen.append(where) or
+                        real_unravel(rep, defs, shape, n, where, *a))
+    assert lancefile.LanceFileReader(p).read_range(1000, 25_000).to_table().equals(t.slice(1000, 25_000))
+    assert seen and not named  # no message, no names
+    text = [str(w) for w in seen]
+    assert named and all(re.fullmatch(rf"{re.escape(str(p))}: column [0-3] pages? [0-9]+(-[0-9]+)? \(.*\)", w)
+                         for w in text), text

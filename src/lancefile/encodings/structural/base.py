@@ -21,7 +21,7 @@ from ..compressive.values import Values, to_arrow
 from .repdef import LIST, max_visible_def
 
 __all__ = ["Leaf", "PagePart", "EntrySpans", "PageLayoutBase", "select_part", "values_to_arrow", "pages_where",
-           "relocated"]
+           "relocated", "Where"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,34 @@ class EntrySpans:
 
     def indices(self) -> np.ndarray:
         return range_indices(self.starts, self.lengths)
+
+
+class Where:
+    """A message prefix (``where`` of the checks) made only when a message needs it.
+
+    Naming the pages of a read costs searches and formatting; a wide table's scan would pay
+    that for every column of every chunk, for messages it never prints. Format it (as the
+    checks do: ``f"{where}: ..."``) or ``str`` it to get the text.
+
+    Example::
+
+        >>> w = Where(lambda: "f.lance: column 3 pages 1-2")
+        >>> f"{w}: bad level"
+        'f.lance: column 3 pages 1-2: bad level'
+    """
+
+    __slots__ = ("_make", "_text")
+
+    def __init__(self, make) -> None:
+        self._make, self._text = make, None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = self._make()
+        return self._text
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
 
 def pages_where(first, last) -> str:

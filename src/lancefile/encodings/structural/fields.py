@@ -26,7 +26,7 @@ from ..arrowutil import concat_arrays, fixed_size_lists, safe_array, validate_va
 from ..columns import ColumnPages
 from ..registry import LAYOUT
 from ..selection import Selection
-from .base import Leaf, PagePart
+from .base import Leaf, PagePart, Where
 from .repdef import ITEM, LIST, unravel
 
 __all__ = ["PAGE_LAYOUT_URL", "assign_columns", "build_reader", "is_leaf", "read_together"]
@@ -353,7 +353,7 @@ class StructuralReader:
         leaf_sel = sel.scale(m) if m > 1 else sel
         if part is None:
             part = column.read(leaf_sel, cache)
-        where = f"{self.layout.path}: {column.pages_of(leaf_sel)}"
+        where = Where(lambda: f"{self.layout.path}: {column.pages_of(leaf_sel)}")
         if not part.validated:
             validate_values(part.values, where)
         levels = unravel(part.rep, part.defs, self._shapes[col], sel.count * m, where, self._inner_only[col])

@@ -184,6 +184,12 @@ def unravel(rep: np.ndarray | None, defs: np.ndarray | None, shape: list[str], n
     defined through the innermost list, found in one vectorised pass; the outer layers are
     returned as None.
     """
+    if rep is None and len(shape) == 1 and shape[0] == ITEM:  # a flat leaf (a wide table's columns): one item layer
+        n = len(defs) if defs is not None else num_rows
+        if n != num_rows:
+            raise CorruptFileError(f"{where}: {n} level entries for {num_rows} rows")
+        valid = None if defs is None or not n or defs.max() <= 0 else defs <= 0
+        return Unraveled([LayerLevels(ITEM, valid)], n)
     bases = canonical_base(shape)
     max_rep = sum(kind == LIST for kind in shape)
     if max_rep and rep is None:
