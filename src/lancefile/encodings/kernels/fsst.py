@@ -107,30 +107,33 @@ def _k_fsst_measure(codes, starts, ends, lens, n_symbols, out_offsets):
 @_Kernel
 def _k_fsst_fill(codes, starts, ends, sym_u64, lens, out):
     # Pass 2: write the strings back to back into all of ``out``; the input was validated by
-    # _k_fsst_measure. A symbol's 8 bytes are stored at once (one unaligned store) while 8
-    # bytes fit in ``out``, then byte by byte, so a half decoded on another thread never
-    # writes into its neighbour's bytes.
+    # _k_fsst_measure. A symbol's 8 bytes are stored at once (one unaligned store) in a string
+    # whose codes all have 8 bytes of room in ``out`` (checked once a string), else byte by
+    # byte, so a half decoded on another thread never writes into its neighbour's bytes.
+    # The code position is unsigned: a signed index costs a negative-index fix-up on every
+    # load (a quarter of this loop's time).
     pos = 0
-    limit = out.shape[0] - 8
+    room = out.shape[0]
+    one = np.uint64(1)
     for i in range(starts.shape[0]):
-        p = starts[i]
-        end = ends[i]
+        p = np.uint64(starts[i])
+        end = np.uint64(ends[i])
+        wide = pos + 8 * (ends[i] - starts[i]) <= room  # the same for the whole string
         while p < end:
             c = codes[p]
             if c == 255:
-                out[pos] = codes[p + 1]
+                out[pos] = codes[p + one]
                 pos += 1
-                p += 2
-            elif pos > limit:
+                p += one + one
+                continue
+            if wide:
+                store_u64(out, pos, sym_u64[c])
+            else:
                 v = sym_u64[c]
                 for k in range(lens[c]):
                     out[pos + k] = (v >> (8 * k)) & 0xFF
-                pos += lens[c]
-                p += 1
-            else:
-                store_u64(out, pos, sym_u64[c])
-                pos += lens[c]
-                p += 1
+            pos += lens[c]
+            p += one
 
 
 # Below this many code bytes, one thread decodes (a thread costs more than it saves).
