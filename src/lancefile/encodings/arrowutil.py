@@ -24,6 +24,7 @@ __all__ = [
     "filter_array",
     "filter_batch",
     "unslice",
+    "take_array",
 ]
 
 
@@ -447,3 +448,32 @@ def unslice(data):
     cols = [pa.chunked_array([_compact(c) for c in col.chunks], col.type) if _slice_sensitive(col.type) else col
             for col in data.columns]
     return pa.Table.from_arrays(cols, schema=data.schema)
+
+
+_VAR_OFFSETS = {pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.int64,
+                pa.large_binary(): np.int64}
+
+
+def take_array(arr: pa.Array, idx: np.ndarray) -> pa.Array:
+    """``arr.take(idx)`` (``idx``: integers inside ``arr``). Strings and binaries without
+    nulls (decoded dictionaries) are copied out by a compiled loop
+    (:func:`~lancefile.encodings.kernels.take_var`), which looks short strings up about three
+    times as fast as Arrow's ``take``.
+
+    Example::
+
+        >>> take_array(pa.array(["a", "bb", "ccc"]), np.array([2, 0, 2])).to_pylist()
+        ['ccc', 'a', 'ccc']
+    """
+    kind = _VAR_OFFSETS.get(arr.type)
+    if kind is not None and not arr.null_count and len(idx):
+        from . import kernels  # the kernels load their compiled code when first used
+
+        _, off_buf, data_buf = arr.buffers()
+        offsets = np.frombuffer(off_buf, kind, len(arr) + 1, arr.offset * np.dtype(kind).itemsize)
+        got = kernels.take_var(offsets, np.frombuffer(data_buf, np.uint8) if data_buf is not None
+                               else np.zeros(0, np.uint8), idx, kind)
+        if got is not None:
+            offs, data = got
+            return pa.Array.from_buffers(arr.type, len(idx), [None, pa.py_buffer(offs), pa.py_buffer(data)])
+    return arr.take(pa.array(idx))

@@ -50,3 +50,44 @@ def test_page_indices_match_numpy(sizes, seed):
     cuts = np.concatenate([[0], np.cumsum(counts)])
     want = idx.astype(np.int64) + np.repeat(firsts, counts)
     np.testing.assert_array_equal(k.page_indices(idx, cuts, firsts, sizes), want)
+
+
+@PROPS
+@given(items=st.lists(st.binary(max_size=40), min_size=1, max_size=60),
+       picks=st.lists(st.integers(0, 10_000), max_size=300), cut=st.integers(0, 5),
+       kind=st.sampled_from(["string", "binary", "large_string", "large_binary"]))
+def test_take_var_equals_arrows_take(items, picks, cut, kind):
+    """Short items (two 8-byte words each, the last ones near the buffer's end byte by byte)
+    and long ones, from a sliced array, equal Arrow's take for every variable-width type."""
+    import pyarrow as pa
+
+    from lancefile.encodings.arrowutil import take_array
+
+    typ = getattr(pa, kind)()
+    values = [v.decode("latin-1") for v in items] if "string" in kind else items
+    arr = pa.array(values, typ)
+    arr = arr.slice(min(cut, len(arr) - 1))
+    idx = np.array([p % len(arr) for p in picks], np.int64)
+    got = take_array(arr, idx)
+    assert got.type == typ and got.equals(arr.take(pa.array(idx)))
+    got.validate(full=True)
+
+
+def test_take_var_refuses_indices_outside_the_items_and_overflowing_offsets():
+    offsets, data = np.array([0, 2, 5]), np.frombuffer(b"abcde", np.uint8)
+    assert k.take_var(offsets, data, np.array([0, 2])) is None
+    assert k.take_var(offsets, data, np.array([-1])) is None
+    assert k.take_var(offsets, data, np.array([1] * 3), np.int8) is not None  # 9 bytes: fits int8
+    assert k.take_var(offsets, data, np.array([1] * 43), np.int8) is None  # 129 bytes do not
+    with pytest.raises(Exception, match="past the 5-byte buffer"):
+        k.take_var(np.array([0, 9]), data, np.array([0]))
+
+
+def test_take_array_keeps_nulls_through_arrows_take():
+    import pyarrow as pa
+
+    from lancefile.encodings.arrowutil import take_array
+
+    arr = pa.array(["a", None, "ccc"])
+    assert take_array(arr, np.array([1, 2, 1])).to_pylist() == [None, "ccc", None]
+    assert take_array(pa.array([1, 2, 3]), np.array([2, 2])).to_pylist() == [3, 3]

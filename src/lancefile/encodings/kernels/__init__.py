@@ -94,6 +94,7 @@ from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import page_indices
 from .gather import scatter as scatter_bytes
+from .gather import take_var
 from .lz4 import lz4_bss_decode_many, lz4_compress_runs_many, lz4_decompress_many
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import (any_between, expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
@@ -120,7 +121,7 @@ __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
 __all__ += levels.__all__
-__all__ += ["gather_bytes", "scatter_bytes", "page_indices", "binary_minmax_rows"]
+__all__ += ["gather_bytes", "scatter_bytes", "page_indices", "take_var", "binary_minmax_rows"]
 __all__ += bss.__all__
 __all__ += lz4.__all__
 __all__ += distinct.__all__

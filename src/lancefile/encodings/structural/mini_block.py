@@ -33,7 +33,7 @@ from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blo
                            miniblock_buffers, take_miniblock)
 from ..compressive.values import Fixed, as_uint
 from ..page import PageData
-from ..arrowutil import validate_values
+from ..arrowutil import take_array, validate_values
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, message_key, select_part, values_to_arrow
@@ -290,7 +290,7 @@ class MiniBlockPage(PageLayoutBase):
             idx[bad] = 0
         if is_dict:
             return pa.DictionaryArray.from_arrays(pa.array(idx.astype(dtype.index_type.to_pandas_dtype())), items)
-        return items.take(pa.array(idx))
+        return take_array(items, idx)
 
     def _fetch(self, page, chunk_ids, offsets, sizes) -> tuple[np.ndarray, np.ndarray]:
         """The chunks' bytes, back to back, and where each chunk starts in them."""

@@ -16,7 +16,7 @@ import pyarrow as pa
 from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
-from ..arrowutil import concat_arrays, range_indices, validate_values
+from ..arrowutil import concat_arrays, range_indices, take_array, validate_values
 from ..compressive._buffers import as_bytes, decompress_spans
 from ..compressive.values import Var
 from ..compressive.variable import block_parts, block_parts_many
@@ -140,7 +140,7 @@ def take_pages(items: list) -> PagePart:
         whole, firsts, sizes = together
         shifted = kernels.page_indices(idx, value_cuts, firsts, sizes) if len(sizes) == len(items) else None
         if shifted is not None:
-            part.values = whole.take(pa.array(shifted))
+            part.values = take_array(whole, shifted)
             part.validated = True  # gathered from the checked dictionaries
             return part
     pieces = []
