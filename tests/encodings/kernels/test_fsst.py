@@ -336,3 +336,19 @@ def test_oracle_reads_our_fsst(oracle_dir):
     assert len(chunks) == -(-20000 // 256)
     table = lance.file.LanceFileReader(str(dst)).read_all().to_table()
     assert table.column("s").to_pylist() == strings
+
+
+def test_a_few_strings_far_apart_are_decoded_on_the_calling_thread(monkeypatch):
+    """Decoding is split over two threads by the code bytes to decode, not by how far apart
+    the strings lie (a take's rows scattered over an 11 MB page are a few kilobytes)."""
+    from lancefile.encodings.kernels import _common
+    from lancefile.encodings.kernels import fsst as fsst_mod
+
+    sym = [int.from_bytes(b"abc", "little")]
+    data = np.zeros(fsst_mod.PARALLEL_FSST_BYTES + 100, np.uint8)  # code 0 = "abc" everywhere
+    monkeypatch.setattr(_common, "shared_pool", lambda *a: (_ for _ in ()).throw(AssertionError("pool used")))
+    out, offs = k.fsst_decompress_spans(data, [0, len(data) - 4], [2, 4], sym, [3])
+    assert bytes(out) == b"abc" * 6 and offs.tolist() == [0, 6, 18]
+    half = len(data) // 2
+    with pytest.raises(AssertionError, match="pool used"):  # a large input still goes to two threads
+        k.fsst_decompress_spans(data, [0, half], [half, len(data) - half], sym, [3])

@@ -187,8 +187,10 @@ def _decompress(codes, starts, ends, symbols, lengths) -> tuple[np.ndarray, np.n
     if count == 0:
         return np.empty(0, np.uint8), np.zeros(1, np.int64)
     sym_u64 = sym_bytes.view("<u8").reshape(-1)
-    # Large inputs are decoded in two halves on two threads (the kernels release the GIL).
-    halves = 2 if count > 1 and int(ends[-1]) - int(starts[0]) >= PARALLEL_FSST_BYTES else 1
+    # Large inputs are decoded in two halves on two threads (the kernels release the GIL):
+    # counted in code bytes, not in the distance they span (a take's few strings scattered
+    # over a page paid a thread hand-off each)
+    halves = 2 if count > 1 and int((ends - starts).sum()) >= PARALLEL_FSST_BYTES else 1
     cuts = [count * k // halves for k in range(halves + 1)]
     parts = [(starts[a:b], ends[a:b], np.empty(b - a + 1, dtype=np.int64)) for a, b in zip(cuts[:-1], cuts[1:])]
 
