@@ -30,6 +30,7 @@ from .checks import check_decoded
 from .encodings.arrowutil import is_fixed_width, min_row_bytes, unslice
 from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
+from .encodings.v2_0.fields import read_plain_together
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import FileLayout, read_layout
@@ -350,7 +351,8 @@ class LanceFileReader:
                 arrays = tasks.result()
             else:
                 arrays = []
-                done = read_together(readers, sel, cache)  # a wide table's columns: decoded at once
+                together = read_plain_together if self._layout.version.grammar is None else read_together
+                done = together(readers, sel, cache)  # a wide table's columns: decoded at once
                 for i, r in enumerate(readers):
                     arrays.append(done[i] if i in done else r.read(sel, cache))
         except LanceError as exc:
