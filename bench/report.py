@@ -33,15 +33,13 @@ BOUNDED_SLOPE = 0.10
 # they are revised with it; the profiles behind them are summarised in bench/README.md.
 EXPLANATIONS = {
     "scan": (
-        "The wide table (1,000 columns) is the gap. Opening parses every column's metadata in "
-        "lancefile/format/container.py (`_parse_column`, `_check_buffers` calling numpy on two-element "
-        "lists, `page_starts`): about 80 ms of the ~100 ms open, where pylance opens in ~5 ms. That module was "
-        "outside the files this work could change; a pure-Python check for short buffer lists and a Python "
-        "cumulative sum there measured 83 -> 25 ms. After that every column costs ~20 us of Python per "
-        "decoded chunk, and its pages are read into freshly allocated memory (page faults), while pylance "
-        "decodes the 1,000 columns on both cores into reused buffers (~5 GB/s at batch_size 65536). On "
-        "the other tables a miss here is within this machine's run-to-run noise (see the individual "
-        "times in results.json): they are at or below 1.0 in quiet runs."
+        "The wide table (1,000 columns) is the largest gap. Opening it takes ~1 ms now; a scan at "
+        "batch_size 1024 reads the columns in chunks of 8,192 rows, and each chunk costs every column "
+        "some Python (the plain fixed-width columns of a chunk are fetched with one request batch and "
+        "wrapped without copies since 11-27; 100-130 ms a scan in quiet runs), while pylance's 2.0 reader "
+        "takes ~60 ms. A cell's first repetition is often 2-3x its others (memory not yet reused). "
+        "Low-cardinality strings and lists in 2.0 decode page by page in Python (dictionary, offsets and "
+        "validity decoders); 2.1/2.2 pages of the same data are decoded many at a time."
     ),
     "write": (
         "lancefile makes a finished file durable, pylance does not: every 32 MB written it starts flushing "
