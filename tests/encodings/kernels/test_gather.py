@@ -91,3 +91,12 @@ def test_take_array_keeps_nulls_through_arrows_take():
     arr = pa.array(["a", None, "ccc"])
     assert take_array(arr, np.array([1, 2, 1])).to_pylist() == [None, "ccc", None]
     assert take_array(pa.array([1, 2, 3]), np.array([2, 2])).to_pylist() == [3, 3]
+
+
+def test_scatter_pads_each_range_in_the_same_pass():
+    out = np.full(12, 7, np.uint8)
+    k.scatter_bytes(b"abcdef", [0, 1, 3], [1, 2, 0], out, [0, 4, 8], [4, 4, 4], 0xFE)
+    assert out.tobytes() == b"a\xfe\xfe\xfe" + b"bc\xfe\xfe" + b"\xfe" * 4
+    out = np.full(4, 7, np.uint8)
+    k.scatter_bytes(b"ab", [0], [2], out, [1])  # no spans: only the data is written
+    assert out.tobytes() == b"\x07ab\x07"

@@ -46,23 +46,32 @@ def gather(data, starts, lengths) -> np.ndarray:
 
 
 @_Kernel
-def _k_scatter(data, starts, lengths, out, dest):
+def _k_scatter(data, starts, lengths, out, dest, spans, fill):
     for i in range(starts.shape[0]):
         s = starts[i]
         n = lengths[i]
         d = dest[i]
         out[d : d + n] = data[s : s + n]
+        for k in range(d + n, d + spans[i]):
+            out[k] = fill
 
 
-def scatter(data, starts, lengths, out: np.ndarray, dest) -> None:
+def scatter(data, starts, lengths, out: np.ndarray, dest, spans=None, fill: int = 0) -> None:
     """Copy ``data[starts[i] : starts[i] + lengths[i]]`` to ``out[dest[i]:]`` for every i
-    (the write-side twin of :func:`gather`; ranges are the caller's, not checked)."""
+    (the write-side twin of :func:`gather`; ranges are the caller's, not checked).
+
+    ``spans``: each range's room in ``out``; the bytes after its data, up to ``spans[i]``,
+    are set to ``fill`` (padding written in the same pass, so ``out`` need not be filled
+    first). E.g. ``scatter(b"abc", [0, 1], [1, 2], out, [0, 4], [4, 4], 0xFE)`` writes
+    ``61 fe fe fe 62 63 fe fe``.
+    """
     raw = _byte_view(data)
     starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
     lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
     dest = np.ascontiguousarray(dest, dtype=np.int64).reshape(-1)
+    spans = lengths if spans is None else np.broadcast_to(np.asarray(spans, dtype=np.int64), lengths.shape)
     if len(starts):
-        _k_scatter(raw, starts, lengths, out, dest)
+        _k_scatter(raw, starts, lengths, out, dest, np.ascontiguousarray(spans), int(fill))
 
 
 @_Kernel

@@ -30,6 +30,7 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
 from ...format.version import Grammar
+from ...io import new_buffer
 from .. import kernels
 from ..arrowutil import fixed_bytes, fixed_width_bits
 from ..compressive.encode import (
@@ -219,12 +220,13 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     words = ((chunk_bytes // 8 - 1) << 4) | log2
     if int(words.max(initial=0)) >= (1 << (32 if large else 16)):
         raise _TooBig
-    out = np.full(int(chunk_bytes.sum()), _FILL, np.uint8)
+    # every byte of the page is written once: each header and buffer with its padding after it
+    out = np.frombuffer(new_buffer(int(chunk_bytes.sum())), np.uint8)
     kernels.scatter_bytes(head.reshape(-1), np.arange(nchunks, dtype=np.int64) * head_len,
-                          np.full(nchunks, head_len, np.int64), out, chunk_starts)
+                          np.full(nchunks, head_len, np.int64), out, chunk_starts, head_pad, _FILL)
     at = chunk_starts + head_pad
     for seg, pad in zip(segments, padded):
-        kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at)
+        kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at, pad, _FILL)
         at = at + pad
     meta = words.astype("<u4" if large else "<u2")
     layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=mc.num_buffers,
