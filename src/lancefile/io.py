@@ -148,12 +148,8 @@ def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> t
         finally:
             wait(futures)
     else:
-        fill = getattr(source, "read_into", None)
-        if fill is None:
-            def fill(a, out):
-                out[:] = source.read(a, len(out))
         for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
-            fill(a, buf[o : o + ln])
+            read_into(source, a, buf[o : o + ln])
     at = b_out[block] + s - b_start[block]
     if order is not None:
         unsorted = np.empty_like(at)

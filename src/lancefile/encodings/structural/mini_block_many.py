@@ -455,10 +455,10 @@ def _parse_chunk_words(items: list, fetched: list) -> None:
     ``items`` not parsed yet, from the buffers :func:`_prime` fetched (``fetched``). A page
     whose metadata fails a check, or was not fetched, is left to its own parse, which says
     what is wrong with it."""
-    todo = [(dec, page) for (dec, page, *_), got in zip(items, fetched) if dec._chunks is None and got is not None]
-    if len(todo) < 2:
+    picked = [((dec, page), g) for (dec, page, *_), g in zip(items, fetched) if dec._chunks is None and g is not None]
+    if len(picked) < 2:
         return
-    got = [g for (dec, _, *_), g in zip(items, fetched) if dec._chunks is None and g is not None]
+    todo, got = [p for p, _ in picked], [g for _, g in picked]
     word, depth = todo[0][0].word, todo[0][0].depth
     wanted = [int(dec.msg.num_items) for dec, _ in todo]  # uint64 in the file: checked before numpy holds it
     if max(wanted) > MAX_PAGE_ITEMS:
