@@ -143,6 +143,24 @@ def reference_take(path: str | os.PathLike, indices: Sequence[int], columns: Seq
 # --------------------------------------------------------------------------------------------
 
 
+def page_encodings(path) -> list[str]:
+    """The description of every page of the file (``inspect``'s), column after column."""
+    import lancefile
+
+    md = lancefile.LanceFileReader(str(path)).metadata()
+    return [p.encoding for c in md.columns for p in c.pages]
+
+
+def write_in_batches(table: pa.Table, path, chunk: int | None = None, **options) -> None:
+    """``table`` written by lancefile's ``LanceFileWriter(path, schema, **options)``, in
+    batches of ``chunk`` rows (one batch by default)."""
+    import lancefile
+
+    with lancefile.LanceFileWriter(str(path), table.schema, **options) as w:
+        for b in table.to_batches(max_chunksize=chunk or max(table.num_rows, 1)):
+            w.write_batch(b)
+
+
 def _first_difference(a: pa.Array, b: pa.Array) -> int:
     """Index of the first differing element of two equal-length arrays (-1 if none)."""
     lo, hi = 0, len(a)

@@ -412,3 +412,26 @@ def test_buffer_compression_inside_miniblock_encodings(scheme):
         else:
             n = want.count * want.bits // 8
             assert got.count == want.count and bytes(got.data[:n]) == bytes(want.data[:n])
+
+
+@pytest.mark.parametrize("sizes", [[4096, 4096, 4096, 100], [8, 16, 24], [4096, 4095, 4096]])
+def test_decompress_many_zstd_whole_pieces(sizes):
+    """Outputs whose sizes keep the next one aligned come back joined; others are placed
+    one by one at aligned starts. Either way each buffer is its own bytes."""
+    rng = np.random.default_rng(len(sizes))
+    pieces = [rng.integers(0, 7, n).astype(np.uint8).tobytes() for n in sizes]
+    got = _unpack_many(*decompress_many(*_pack_many([compress_buffer(p, "zstd") for p in pieces], 5), "zstd"))
+    assert got == pieces
+
+
+def test_entropy_compress_many_round_trip():
+    from lancefile.encodings.compression import entropy_compress_many
+
+    rng = np.random.default_rng(3)
+    levels = (rng.random(10_000) < 0.01).astype("<u2")
+    sizes = np.array([8192, 8192, 3616], np.int64)
+    packed, out_sizes = entropy_compress_many(levels, sizes)
+    assert out_sizes.sum() == len(packed) and out_sizes.sum() < levels.nbytes / 20
+    out, starts, n = decompress_many(packed, np.cumsum(out_sizes) - out_sizes, out_sizes, "zstd")
+    assert n.tolist() == sizes.tolist()
+    assert b"".join(bytes(out[s : s + k]) for s, k in zip(starts.tolist(), n.tolist())) == levels.tobytes()

@@ -12,20 +12,10 @@ from hypothesis import strategies as st
 
 import lancefile
 from lancefile.errors import InvalidInputError
-from tests.conftest import assert_tables_equal, reference_read, reference_take
+from tests.conftest import (assert_tables_equal, page_encodings, reference_read, reference_take,
+                            write_in_batches)
 
 SPLIT = "lz4(byte_stream_split)"
-
-
-def _encodings(path) -> list[str]:
-    md = lancefile.LanceFileReader(str(path)).metadata()
-    return [p.encoding for c in md.columns for p in c.pages]
-
-
-def _write(table, path, chunk=None, **options):
-    with lancefile.LanceFileWriter(str(path), table.schema, **options) as w:
-        for b in table.to_batches(max_chunksize=chunk or max(table.num_rows, 1)):
-            w.write_batch(b)
 
 
 def _unit(n, seed, dtype=np.float64):
@@ -45,8 +35,8 @@ def test_unit_floats_are_split_and_read_by_pylance(version, dtype, tmp_path):
                   "l": pa.ListArray.from_arrays(pa.array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)),
                                                 pa.array(_unit(3 * n, 3, dtype)))})
     p = tmp_path / "split.lance"
-    _write(t, p, version=version, max_page_bytes=64 << 10, data_cache_bytes=1)
-    enc = _encodings(p)
+    write_in_batches(t, p, version=version, max_page_bytes=64 << 10, data_cache_bytes=1)
+    enc = page_encodings(p)
     assert sum(SPLIT in e for e in enc) >= 3, enc  # every column, over several pages
     assert_tables_equal(reference_read(p), t, context="pylance read")
     assert_tables_equal(lancefile.read_table(p), t, context="lancefile read")
@@ -61,10 +51,10 @@ def test_unit_floats_are_split_and_read_by_pylance(version, dtype, tmp_path):
 def test_reference_encodings_writes_the_reference_choice(tmp_path):
     t = pa.table({"f": pa.array(_unit(20_000, 5))})
     ours, ref = tmp_path / "ours.lance", tmp_path / "ref.lance"
-    _write(t, ours, version="2.2")
-    _write(t, ref, version="2.2", reference_encodings=True)
-    assert all(SPLIT in e for e in _encodings(ours))
-    assert not any(SPLIT in e for e in _encodings(ref))
+    write_in_batches(t, ours, version="2.2")
+    write_in_batches(t, ref, version="2.2", reference_encodings=True)
+    assert all(SPLIT in e for e in page_encodings(ours))
+    assert not any(SPLIT in e for e in page_encodings(ref))
     assert ours.stat().st_size < 0.93 * ref.stat().st_size  # the high byte of every value is the same
     assert_tables_equal(lancefile.read_table(ours), lancefile.read_table(ref))
 
@@ -75,8 +65,8 @@ def test_split_only_where_it_pays(tmp_path):
     t = pa.table({"noise": pa.array(bits.view(np.float64)),  # every byte random: splitting saves nothing
                   "small_ints": pa.array((rng.integers(0, 100, 20_000)).astype(np.float64))})
     p = tmp_path / "noise.lance"
-    _write(t, p, version="2.2")
-    assert not any(SPLIT in e for e in _encodings(p))
+    write_in_batches(t, p, version="2.2")
+    assert not any(SPLIT in e for e in page_encodings(p))
     assert_tables_equal(reference_read(p), t, context="pylance read")
 
 
@@ -84,8 +74,8 @@ def test_field_metadata_overrides_the_own_choice(tmp_path):
     f = pa.field("f", pa.float64(), metadata={"lance-encoding:compression": "none"})
     t = pa.table({"f": pa.array(_unit(5000, 7))}, schema=pa.schema([f]))
     p = tmp_path / "none.lance"
-    _write(t, p, version="2.2")
-    assert not any(SPLIT in e for e in _encodings(p))
+    write_in_batches(t, p, version="2.2")
+    assert not any(SPLIT in e for e in page_encodings(p))
 
 
 def test_reference_encodings_must_be_a_bool(tmp_path):
@@ -107,7 +97,7 @@ def test_round_trip_any_floats(tmp_path_factory, values, dtype, seed, unit_share
     arr = pa.array(mixed, pa.float32() if dtype == np.float32 else pa.float64())
     t = pa.table({"f": arr})
     p = tmp_path_factory.mktemp("split") / "f.lance"
-    _write(t, p, version="2.2", max_page_bytes=4096, data_cache_bytes=1, chunk=700)
+    write_in_batches(t, p, version="2.2", max_page_bytes=4096, data_cache_bytes=1, chunk=700)
     want = t.column("f").combine_chunks()
     for got in (lancefile.read_table(p).column("f"), reference_read(p).column("f")):
         got = got.combine_chunks()

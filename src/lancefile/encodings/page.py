@@ -137,3 +137,12 @@ class EncodedPage:
     encoding: object  # a protobuf message (2.0 ArrayEncoding, 2.1+ PageLayout)
     buffers: list  # bytes-like (or a list of bytes-like pieces, back to back), in buffer-index order
     length: int
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the page's buffers (before their alignment padding in the file)."""
+        return sum(sum(map(_size, b)) if isinstance(b, list) else _size(b) for b in self.buffers)
+
+
+def _size(buf) -> int:
+    return buf.nbytes if hasattr(buf, "nbytes") else len(buf)

@@ -57,6 +57,12 @@ FSST_MIN_BYTES = 32 * 1024
 # lancefile's own choice (not the reference's): floats go byte-stream-split under LZ4 when
 # that makes the page at most this fraction of what the reference's choice takes
 SPLIT_MIN_GAIN = 0.95
+# lancefile's own choice: dictionary pages of at most this many items, at least one full
+# chunk long, have their u8 indices and def levels entropy-coded under zstd when the page
+# comes out at most ENTROPY_MIN_GAIN of the reference's (REFERENCE-NOTES: the reference
+# bit-packs indices, RLE-codes levels; pylance 14.0.2 reads both forms)
+ENTROPY_MAX_ITEMS = 256
+ENTROPY_MIN_GAIN = 0.95
 _COMPRESSIONS = ("fsst", "lz4", "none", "zstd")
 
 
@@ -253,6 +259,20 @@ class Strategy:
         p = self.params
         return (self.own_choices and floating and bits in (32, 64) and p.compression is None and p.bss == "auto"
                 and p.structural is None)
+
+    def entropy_dictionary(self, items: int, num_values: int, lists: bool, general_blocks: bool) -> bool:
+        """Whether to try entropy-coding a dictionary page's indices and def levels
+        (:func:`~lancefile.encodings.compressive.encode.entropy_coded_indices`): lancefile's
+        own choice, for 2.2 pages (``general_blocks``) without lists of at most
+        :data:`ENTROPY_MAX_ITEMS` items and at least one full chunk of values, whose field
+        asks for no compression of its own."""
+        return (self.own_choices and general_blocks and not lists and 0 < items <= ENTROPY_MAX_ITEMS
+                and num_values >= MINIBLOCK_MAX_VALUES and self.params.compression is None)
+
+    def keep_entropy_coded(self, coded_bytes: int, reference_bytes: int) -> bool:
+        """Keep the entropy-coded page when it is at most :data:`ENTROPY_MIN_GAIN` of the
+        reference's (decoding it costs a zstd call a chunk)."""
+        return coded_bytes <= ENTROPY_MIN_GAIN * reference_bytes
 
     def use_rle(self, runs: int, num_values: int) -> bool:
         """Whether runs are few enough to try RLE (the encoder then keeps the smaller of RLE

@@ -73,10 +73,11 @@ class Chunks:
             c = int(np.argmax(lengths > self.sizes[k]))
             raise self.error(f"chunk {c} needs {int(lengths[c])} bytes of value buffer {k}, "
                              f"which has {int(self.sizes[k, c])}")
-        if len(lengths) == 1:
-            s = int(self.starts[k, 0])
-            return self.data[s : s + int(lengths[0])]
-        return kernels.gather_bytes(self.data, self.starts[k], lengths)
+        starts = self.starts[k]
+        if len(lengths) == 1 or not np.any(starts[1:] - starts[:-1] - lengths[:-1]):
+            s = int(starts[0])  # back to back already (one chunk, decompressed chunks): a view
+            return self.data[s : s + int(lengths.sum())]
+        return kernels.gather_bytes(self.data, starts, lengths)
 
     def decompressed(self, k: int, compression) -> "Chunks":
         """These chunks with buffer ``k`` of every chunk decompressed (a ``BufferCompression``),

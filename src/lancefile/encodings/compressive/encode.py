@@ -29,12 +29,12 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
 from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
-from ..compression import PROTO_BY_SCHEME, compress_buffer
+from ..compression import ENTROPY_LEVEL, PROTO_BY_SCHEME, compress_buffer, entropy_compress_many
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
 from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, SPLIT_MIN_GAIN, Strategy
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
-           "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general"]
+           "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general", "entropy_coded_indices"]
 
 _VAR_PAD = 0x48
 
@@ -233,6 +233,16 @@ def _rle_miniblock(words: np.ndarray) -> MiniChunks:
     enc = pb.CompressiveEncoding(rle=pb.Rle(values=flat(T), run_lengths=flat(8)))
     return MiniChunks(enc, counts, [Buffers(vals.view(np.uint8), runs * (T // 8)),
                                     Buffers(lens.astype(np.uint8), runs)])
+
+
+def entropy_coded_indices(indices: np.ndarray) -> MiniChunks:
+    """``General{zstd, Flat(8)}`` of u8 dictionary indices, 4,096 a chunk: zstd's Huffman
+    coding of the bytes, where bit packing rounds every index up to whole bits (5 values:
+    3 bits packed, ~2.55 coded). lancefile's own choice; the caller keeps it only when the
+    page comes out smaller."""
+    counts = _split_counts(indices.size, MINIBLOCK_MAX_VALUES)
+    packed, sizes = entropy_compress_many(indices, counts)
+    return MiniChunks(general("zstd", ENTROPY_LEVEL, flat(8)), counts, [Buffers(packed, sizes)])
 
 
 def _bitpacking_plan(words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

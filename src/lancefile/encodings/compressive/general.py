@@ -17,8 +17,10 @@ import numpy as np
 from .. import kernels
 from ..compression import lz4_frames
 from ._buffers import decompress, decompress_spans, located, scheme_name
+from .flat import FlatCodec
 from .values import Fixed
-from .base import Chunks, Codec, Context, decode_block, decode_miniblock, decode_variable_values, register
+from .base import (Chunks, Codec, Context, decode_block, decode_blocks, decode_miniblock,
+                   decode_variable_values, register)
 
 __all__ = ["GeneralCodec"]
 
@@ -50,8 +52,19 @@ class GeneralCodec(Codec):
             return _lz4_split(inner.byte_stream_split, chunks, first)
         return decode_miniblock(inner, chunks.decompressed(first, msg.compression), first)
 
+    def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
+        inner = msg.values
+        if inner.WhichOneof("compression") != "flat":
+            return None  # (only flat values are picked without decoding them all)
+        return FlatCodec().miniblock_take(inner.flat, chunks.decompressed(first, msg.compression), first, positions)
+
     def block(self, msg, data, num_values, where):
         return decode_block(msg.values, decompress(msg.compression, data, where), num_values, where)
+
+    def blocks(self, msg, data, starts, sizes, counts, where):
+        # every chunk's block decompressed in one pass, then decoded as the inner encoding's blocks
+        out, ostarts, osizes = decompress_spans(msg.compression, data, starts, sizes, where)
+        return decode_blocks(msg.values, out, ostarts, osizes, counts, where)
 
     def variable_values(self, msg, offsets, data, where):
         offsets = np.asarray(offsets, dtype=np.int64)

@@ -36,6 +36,7 @@ from ..arrowutil import fixed_bytes, fixed_width_bits
 from ..compressive.encode import (
     Buffers,
     MiniChunks,
+    entropy_coded_indices,
     is_simple_packed,
     fixed_value_bytes,
     fsst_values,
@@ -46,7 +47,7 @@ from ..compressive.encode import (
     variable_packed_rows,
     variable_value_parts,
 )
-from ..compressive.encode_blocks import block_levels, variable_block
+from ..compressive.encode_blocks import block_levels, entropy_levels, variable_block
 from ..compression import compress_buffer
 from ..page import EncodedPage
 from ..strategy import FULLZIP, FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
@@ -180,8 +181,11 @@ def _repetition_index(rep: np.ndarray, max_rep: int, bounds: np.ndarray) -> np.n
     return np.stack([completed, leftover], axis=1).astype("<u8").reshape(-1)
 
 
-def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=None) -> EncodedPage:
-    """``dictionary``: ``(encoding, buffer, items)`` of a dictionary page (values are indices)."""
+def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=None,
+                    coded_levels: bool = False) -> EncodedPage:
+    """``dictionary``: ``(encoding, buffer, items)`` of a dictionary page (values are indices).
+    ``coded_levels``: def levels under zstd (:func:`entropy_levels`) instead of the reference's
+    bit packing or RLE."""
     counts = mc.counts
     nchunks = len(counts)
     has_levels = sh.rep is not None or sh.defs is not None
@@ -192,7 +196,8 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
         rep_enc, rep_bufs = block_levels(sh.rep, bounds, sh.max_rep, grammar.rle_levels)
         segments.append(rep_bufs)
     if sh.defs is not None:
-        def_enc, def_bufs = block_levels(sh.defs, bounds, int(sh.defs.max()), grammar.rle_levels)
+        def_enc, def_bufs = (entropy_levels(sh.defs, bounds) if coded_levels and int(sh.defs.max())
+                             else block_levels(sh.defs, bounds, int(sh.defs.max()), grammar.rle_levels))
         segments.append(def_bufs)
     n_level_segments = len(segments)
     segments += mc.buffers
@@ -443,8 +448,17 @@ def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strateg
         enc = general(scheme, level, enc)
     # the indices are bit-packed (or RLE'd) as they are: no byte-stream-split or general compression
     mc = miniblock_values(indices, Strategy(replace(strategy.params, compression=None, bss="off")))
+    items = len(values.dictionary)
     try:
-        return _miniblock_page(sh, mc, grammar, (enc, buf, len(values.dictionary)))
+        page = _miniblock_page(sh, mc, grammar, (enc, buf, items))
+        if strategy.entropy_dictionary(items, len(indices), sh.rep is not None, grammar.general_blocks) \
+                and not pa.types.is_dictionary(sh.values.type):
+            # lancefile's own choice: indices (and def levels) entropy-coded, when smaller
+            coded = _miniblock_page(sh, entropy_coded_indices(indices.cast(pa.uint8()).to_numpy()), grammar,
+                                    (enc, buf, items), coded_levels=True)
+            if strategy.keep_entropy_coded(coded.nbytes, page.nbytes):
+                return coded
+        return page
     except _TooBig:
         decoded = Shredded(sh.rep, sh.defs, values.dictionary_decode(), sh.layers, sh.num_rows)
         return _fullzip_page(decoded, strategy)
