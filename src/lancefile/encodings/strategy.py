@@ -269,6 +269,15 @@ class Strategy:
         return (self.own_choices and general_blocks and not lists and 0 < items <= ENTROPY_MAX_ITEMS
                 and num_values >= MINIBLOCK_MAX_VALUES and self.params.compression is None)
 
+    def entropy_integers(self, bits: int, floating: bool) -> bool:
+        """Whether to try lancefile's integer encoding: byte-stream-split under zstd tuned
+        for entropy coding, kept when the page shrinks to :data:`ENTROPY_MIN_GAIN` of the
+        reference's choice (steadily growing ids and timestamps). Only for 32/64-bit
+        non-float values whose field asks for nothing else."""
+        p = self.params
+        return (self.own_choices and not floating and bits in (32, 64) and p.compression is None
+                and p.bss == "auto" and p.structural is None)
+
     def keep_entropy_coded(self, coded_bytes: int, reference_bytes: int) -> bool:
         """Keep the entropy-coded page when it is at most :data:`ENTROPY_MIN_GAIN` of the
         reference's (decoding it costs a zstd call a chunk)."""

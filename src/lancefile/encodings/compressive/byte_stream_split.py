@@ -36,3 +36,17 @@ class ByteStreamSplitCodec(Codec):
         out = kernels.byte_stream_split_decode_many(chunks.data, bits, chunks.starts[first], chunks.sizes[first],
                                                     counts)
         return Fixed(out.view(np.uint8), bits, int(counts.sum()))
+
+    def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
+        bits = int(msg.values.flat.bits_per_value)
+        w = bits // 8
+        counts = chunks.counts
+        if not len(counts) or np.any(counts * w > chunks.sizes[first]):
+            return None  # the whole decode names the short chunk
+        ends = np.cumsum(counts)
+        c = np.searchsorted(ends, positions, side="right")
+        if len(positions) and (positions[0] < 0 or c[-1] >= len(counts)):
+            return None
+        # byte j of the value at ``local`` in chunk c: ``start + j * count + local``
+        at = (chunks.starts[first][c] + positions - (ends - counts)[c])[:, None] + np.arange(w) * counts[c][:, None]
+        return Fixed(np.ascontiguousarray(chunks.data[at]).reshape(-1), bits, len(positions))

@@ -31,7 +31,8 @@ from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
 from ..compression import ENTROPY_LEVEL, PROTO_BY_SCHEME, compress_buffer, entropy_compress_many
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
-from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, SPLIT_MIN_GAIN, Strategy
+from ..strategy import (ENTROPY_MIN_GAIN, FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES,
+                        SPLIT_MIN_GAIN, Strategy)
 
 __all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general", "entropy_coded_indices"]
@@ -156,14 +157,26 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
         plan = _bitpacking_plan(words)
         best = int(plan[1].sum()) if plan is not None else len(data)
         runs = int(np.count_nonzero(words[1:] != words[:-1])) + 1
+        floating = pa.types.is_floating(values.type)
+        entropy = strategy.entropy_integers(bits, floating)
+        # the reference's page and its size, chunk overhead included
+        ref, ref_size = None, best + CHUNK_OVERHEAD * -(-n // FASTLANES_CHUNK)
         if strategy.use_rle(runs, n):
             rle = _rle_miniblock(words)
             if rle.size < best:
-                return rle
-        if strategy.split_floats(bits, pa.types.is_floating(values.type)):
+                if not entropy:
+                    return rle
+                ref, ref_size = rle, rle.size + CHUNK_OVERHEAD * len(rle.counts)
+        if strategy.split_floats(bits, floating):
             split = _split_float_miniblock(data, bits, best)
             if split is not None:
                 return _Wrapped(split)
+        if entropy:
+            coded = _entropy_split_miniblock(data, bits, ref_size)
+            if coded is not None:
+                return _Wrapped(coded)
+            if ref is not None:
+                return ref
         if plan is not None:
             return _inline_bitpacked(words, plan)
     per = _fixed_chunk_values(bits)
@@ -190,6 +203,41 @@ def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks
     return split if split.size <= SPLIT_MIN_GAIN * best else None
 
 
+ENTROPY_SAMPLE_CHUNKS = 4  # chunks tried before a whole page is coded
+# what a mini-block chunk costs besides its values, about: its metadata word, header and padding
+CHUNK_OVERHEAD = 12
+
+
+def _entropy_split_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
+    """General{zstd, ByteStreamSplit{Flat}} of 32/64-bit integers (entropy-coded, see
+    :func:`~lancefile.encodings.compression.entropy_compress_many`), when it is at most
+    :data:`~lancefile.encodings.strategy.ENTROPY_MIN_GAIN` of ``best`` (the reference's
+    page, chunk overhead included), else None. Split into byte streams, ids and timestamps
+    (values that grow steadily) are a counting low byte and near-constant high bytes, which
+    zstd takes to a few bytes a chunk where bit packing keeps every value's low bits. A
+    sample of the page decides first."""
+    w = bits // 8
+    n = data.size // w
+    per = MINIBLOCK_MAX_VALUES  # a counting low byte repeats itself every 256 values: long chunks
+    sample = min(n, per * ENTROPY_SAMPLE_CHUNKS)
+
+    def coded_size(mc: MiniChunks) -> int:
+        return mc.size + CHUNK_OVERHEAD * len(mc.counts)
+
+    if n > sample and coded_size(_zstd_chunks(_bss_miniblock(data[: sample * w], bits, per))) > \
+            ENTROPY_MIN_GAIN * best * sample / n:
+        return None
+    coded = _zstd_chunks(_bss_miniblock(data, bits, per))
+    return coded if coded_size(coded) <= ENTROPY_MIN_GAIN * best else None
+
+
+def _zstd_chunks(mc: MiniChunks) -> MiniChunks:
+    """``mc`` (one value buffer) entropy-coded under General{zstd}, chunk by chunk."""
+    buf = mc.buffers[0]
+    packed, sizes = entropy_compress_many(buf.data, buf.sizes)
+    return MiniChunks(general("zstd", ENTROPY_LEVEL, mc.encoding), mc.counts, [Buffers(packed, sizes)])
+
+
 def _runs_lz4(mc: MiniChunks) -> MiniChunks:
     """``mc`` (one value buffer) under General{lz4}, its blocks matching byte runs only."""
     buf = mc.buffers[0]
@@ -201,11 +249,12 @@ RLE_CHUNK_VALUES = 4096
 BSS_CHUNK_BYTES = 4096  # 1024 32-bit or 512 64-bit values a chunk
 
 
-def _bss_miniblock(data: np.ndarray, bits: int) -> MiniChunks:
-    """ByteStreamSplit{Flat}: in each chunk, byte j of value i at ``j*n + i`` (the caller
-    wraps it in general compression, which is what makes it pay)."""
+def _bss_miniblock(data: np.ndarray, bits: int, per: int | None = None) -> MiniChunks:
+    """ByteStreamSplit{Flat}: in each chunk (of ``per`` values, 4 KiB of them by default),
+    byte j of value i at ``j*n + i`` (the caller wraps it in general compression, which is
+    what makes it pay)."""
     w = bits // 8
-    per = BSS_CHUNK_BYTES // w
+    per = per or BSS_CHUNK_BYTES // w
     counts = _split_counts(data.size // w, per)
     enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
     return MiniChunks(enc, counts, [Buffers(kernels.byte_stream_split_encode_chunks(data, bits, per), counts * w)])
@@ -241,8 +290,7 @@ def entropy_coded_indices(indices: np.ndarray) -> MiniChunks:
     3 bits packed, ~2.55 coded). lancefile's own choice; the caller keeps it only when the
     page comes out smaller."""
     counts = _split_counts(indices.size, MINIBLOCK_MAX_VALUES)
-    packed, sizes = entropy_compress_many(indices, counts)
-    return MiniChunks(general("zstd", ENTROPY_LEVEL, flat(8)), counts, [Buffers(packed, sizes)])
+    return _zstd_chunks(MiniChunks(flat(8), counts, [Buffers(indices, counts)]))
 
 
 def _bitpacking_plan(words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

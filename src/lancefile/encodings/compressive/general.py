@@ -17,6 +17,7 @@ import numpy as np
 from .. import kernels
 from ..compression import lz4_frames
 from ._buffers import decompress, decompress_spans, located, scheme_name
+from .byte_stream_split import ByteStreamSplitCodec
 from .flat import FlatCodec
 from .values import Fixed
 from .base import (Chunks, Codec, Context, decode_block, decode_blocks, decode_miniblock,
@@ -54,9 +55,11 @@ class GeneralCodec(Codec):
 
     def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
         inner = msg.values
-        if inner.WhichOneof("compression") != "flat":
-            return None  # (only flat values are picked without decoding them all)
-        return FlatCodec().miniblock_take(inner.flat, chunks.decompressed(first, msg.compression), first, positions)
+        kind = inner.WhichOneof("compression")
+        if kind not in _PICKABLE or (kind == "byte_stream_split" and scheme_name(msg.compression, chunks.where) == "lz4"):
+            return None  # decoded whole (lz4 byte-stream-split in one compiled pass)
+        return _PICKABLE[kind].miniblock_take(getattr(inner, kind), chunks.decompressed(first, msg.compression), first,
+                                              positions)
 
     def block(self, msg, data, num_values, where):
         return decode_block(msg.values, decompress(msg.compression, data, where), num_values, where)
@@ -72,6 +75,10 @@ class GeneralCodec(Codec):
         out_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=out_offsets[1:])
         return decode_variable_values(msg.values, out_offsets, out, where)
+
+
+# inner encodings whose values are picked out of the decompressed chunks without decoding them all
+_PICKABLE = {"flat": FlatCodec(), "byte_stream_split": ByteStreamSplitCodec()}
 
 
 def _lz4_split(bss, chunks: Chunks, first: int) -> Fixed:

@@ -1,7 +1,8 @@
-"""lancefile's own choice for small dictionaries: 2.2 dictionary pages of at most 256 items
-get their indices (u8, 4,096 a chunk) and def levels entropy-coded under zstd when that makes
-the page at least 5% smaller. pylance 14.0.2 (the oracle) reads these pages; the reference's
-own choice (bit-packed indices, RLE levels) stays with ``reference_encodings=True``."""
+"""lancefile's own entropy-coded choices, each kept when the page comes out at most 95% of
+the reference's: 2.2 dictionary pages of at most 256 items get their indices (u8, 4,096 a
+chunk) and def levels under zstd; 32/64-bit integers that grow steadily (ids, timestamps)
+go byte-stream-split under zstd. pylance 14.0.2 (the oracle) reads these pages; the
+reference's choices stay with ``reference_encodings=True``."""
 
 from __future__ import annotations
 
@@ -126,3 +127,59 @@ def test_round_trip(n, k, null_rate, seed, offset):
         idx = np.unique(np.random.default_rng(seed).integers(0, n, 50))
         assert_tables_equal(lancefile.LanceFileReader(p).take_rows(idx).to_table(), t.take(idx),
                             context="lancefile take")
+
+
+SPLIT_INTS = "values=zstd:1(byte_stream_split)"
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_steady_integers_are_split_and_coded(version, tmp_path):
+    n = 70_000
+    nulls = np.random.default_rng(1).random(n) < 0.05
+    t = pa.table({
+        "id": pa.array(np.arange(10**9, 10**9 + n, dtype=np.int64)),
+        "small": pa.array(np.arange(n, dtype=np.int32) // 3, mask=nulls),
+        "ts": pa.array(np.int64(1_700_000_000_000_000) + np.arange(n, dtype=np.int64) * 1_000_003,
+                       pa.timestamp("us")),
+        "unsigned": pa.array(np.arange(n, dtype=np.uint32) * 7),
+    })
+    p, ref = tmp_path / "coded.lance", tmp_path / "ref.lance"
+    write_in_batches(t, p, version=version, max_page_bytes=256 << 10, data_cache_bytes=1)
+    write_in_batches(t, ref, version=version, max_page_bytes=256 << 10, data_cache_bytes=1, reference_encodings=True)
+    md = lancefile.LanceFileReader(str(p)).metadata()
+    for c in md.columns:
+        assert all(SPLIT_INTS in pg.encoding for pg in c.pages), [pg.encoding for pg in c.pages]
+    assert not any(SPLIT_INTS in e for e in page_encodings(ref))
+    assert os.path.getsize(p) < 0.5 * os.path.getsize(ref)
+    _check_both_read(p, t)
+
+
+def test_random_integers_keep_the_reference_choice(tmp_path):
+    n = 50_000
+    rng = np.random.default_rng(2)
+    t = pa.table({"i": pa.array(rng.integers(0, 1000, n)), "j": pa.array(rng.integers(-(2**62), 2**62, n))})
+    p = tmp_path / "random.lance"
+    write_in_batches(t, p, version="2.2")
+    assert not any("zstd" in e for e in page_encodings(p)), page_encodings(p)
+    assert_tables_equal(lancefile.read_table(p), t)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 20_000), st.integers(1, 300), st.sampled_from(["int64", "int32", "uint64"]),
+       st.integers(0, 99), st.integers(0, 3000))
+def test_integer_round_trip(n, step, dtype, seed, offset):
+    import tempfile
+
+    rng = np.random.default_rng(seed)
+    raw = np.cumsum(rng.integers(0, step, n + offset)).astype(dtype)
+    col = pa.array(raw, mask=rng.random(n + offset) < 0.02).slice(offset, n)
+    t = pa.table({"v": col})
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "r.lance")
+        write_in_batches(t, p, version="2.2", chunk=max(n // 2, 1))
+        assert_tables_equal(lancefile.read_table(p), t, context="lancefile read")
+        assert_tables_equal(reference_read(p), t, context="pylance read")
+        idx = np.unique(rng.integers(0, n, 40))
+        assert_tables_equal(lancefile.LanceFileReader(p).take_rows(idx).to_table(), t.take(idx),
+                            context="lancefile take")
+        assert_tables_equal(reference_take(p, idx), t.take(idx), context="pylance take")
