@@ -184,7 +184,9 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
     return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
 
 
-SPLIT_SAMPLE_CHUNKS = 32  # chunks tried before a whole page is split and compressed
+# chunks tried before a whole page is split and compressed (when the page has more than
+# twice as many: a sample of most of the page would only add to the work)
+SPLIT_SAMPLE_CHUNKS = 32
 
 
 def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
@@ -197,7 +199,7 @@ def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks
     w = bits // 8
     n = data.size // w
     sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
-    if n > sample and _runs_lz4(_bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
+    if n > 2 * sample and _runs_lz4(_bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
         return None
     split = _runs_lz4(_bss_miniblock(data, bits))
     return split if split.size <= SPLIT_MIN_GAIN * best else None
@@ -224,7 +226,7 @@ def _entropy_split_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChun
     def coded_size(mc: MiniChunks) -> int:
         return mc.size + CHUNK_OVERHEAD * len(mc.counts)
 
-    if n > sample and coded_size(_zstd_chunks(_bss_miniblock(data[: sample * w], bits, per))) > \
+    if n > 2 * sample and coded_size(_zstd_chunks(_bss_miniblock(data[: sample * w], bits, per))) > \
             ENTROPY_MIN_GAIN * best * sample / n:
         return None
     coded = _zstd_chunks(_bss_miniblock(data, bits, per))
