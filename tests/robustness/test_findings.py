@@ -419,7 +419,8 @@ def test_file_size_limit(tmp_path):
 import resource, numpy as np, pyarrow as pa, lancefile
 resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
 try:
-    lancefile.write_table(pa.table({{"x": np.arange(1 << 20)}}), {str(dest)!r})
+    x = np.random.default_rng(0).integers(-2**62, 2**62, 1 << 20)  # 8 MB that nothing compresses
+    lancefile.write_table(pa.table({{"x": x}}), {str(dest)!r})
 except lancefile.LanceIOError as exc:
     print("refused:", exc)
 """)

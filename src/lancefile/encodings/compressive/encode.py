@@ -7,15 +7,21 @@ Each function encodes; which one runs is decided by :class:`~lancefile.encodings
 (each codec module's docstring shows them).
 
 Example: 2,500 int32 values below 8 are bit-packed at 3 bits, 1,024 values a chunk (a
-width word and 384 bytes each); three values stay flat, as packing would not shrink them::
+width word and 384 bytes each), as the reference does; three values stay flat, as packing
+would not shrink them. lancefile's own choice finds the values repeat every 8 and codes
+them with zstd instead::
 
     >>> import numpy as np, pyarrow as pa
     >>> from lancefile.encodings.strategy import FieldParams, Strategy
-    >>> mc = miniblock_values(pa.array(np.arange(2500) % 8, pa.int32()), Strategy(FieldParams()))
+    >>> values = pa.array(np.arange(2500) % 8, pa.int32())
+    >>> mc = miniblock_values(values, Strategy(FieldParams(), own_choices=False))
     >>> mc.encoding.WhichOneof("compression"), mc.counts.tolist(), mc.buffers[0].sizes.tolist()
     ('inline_bitpacking', [1024, 1024, 452], [388, 388, 388])
     >>> miniblock_values(pa.array([1, 2, 3], pa.int32()), Strategy(FieldParams())).encoding.WhichOneof("compression")
     'flat'
+    >>> coded = miniblock_values(values, Strategy(FieldParams()))
+    >>> coded.encoding.general.values.WhichOneof("compression"), coded.size < 100
+    ('byte_stream_split', True)
 """
 
 from __future__ import annotations
