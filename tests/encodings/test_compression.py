@@ -291,6 +291,62 @@ def test_lz4_runs_compressor(pieces):
     assert _unpack_many(*decompress_many(packed, pstarts, psizes, "lz4")) == pieces
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(_RUNS, st.binary(max_size=200)), max_size=6), st.sampled_from([(0, 1), (8, 8), (3, 16)]))
+def test_lz4_runs_compressor_framed(pieces, frame):
+    """With a gap before each block and padding after it, the blocks are the same bytes, each
+    at the framed start (:class:`FramedBuffers`'s for a gap of 8), and every other byte is
+    the fill byte."""
+    gap, align = frame
+    data = np.frombuffer(b"".join(pieces), np.uint8)
+    sizes = np.array([len(p) for p in pieces], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    plain, psizes = kernels.lz4_compress_runs_many(data, starts, sizes)
+    framed, fsizes = kernels.lz4_compress_runs_many(data, starts, sizes, gap=gap, align=align, fill=0xFE)
+    assert fsizes.tolist() == psizes.tolist()
+    padded = -(-fsizes // align) * align
+    fstarts = np.cumsum(padded + gap) - padded
+    assert len(framed) == int((padded + gap).sum())
+    pstarts = np.cumsum(psizes) - psizes
+    other = np.ones(len(framed), bool)
+    for a, b, z in zip(fstarts.tolist(), pstarts.tolist(), psizes.tolist()):
+        assert bytes(framed[a : a + z]) == bytes(plain[b : b + z])
+        other[a : a + z] = False
+    assert np.all(framed[other] == 0xFE)
+    if gap == 8 and align == 8:
+        from lancefile.encodings.compressive.encode import FramedBuffers
+
+        assert FramedBuffers(framed, fsizes).starts.tolist() == fstarts.tolist()
+
+
+def test_framed_float_pages_are_the_bytes_of_copied_ones(tmp_path, monkeypatch):
+    """Split-float pages are compressed straight into the page's layout (FramedBuffers); the
+    file is the one the copying path writes, and reads back."""
+    import pyarrow as pa
+
+    import lancefile
+    from lancefile.encodings.structural import encoder as E
+
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(30_000) for i in range(3)})
+    for version in ("2.1", "2.2"):
+        seen = []
+        real = E._miniblock_page
+
+        def spy(sh, mc, *a, **k):
+            if mc.encoding.WhichOneof("compression") == "general":  # (not the statistics' own pages)
+                seen.append(type(mc.buffers[0]).__name__)
+            return real(sh, mc, *a, **k)
+
+        monkeypatch.setattr(E, "_miniblock_page", spy)
+        lancefile.write_table(t, tmp_path / "framed.lance", version=version)
+        assert seen == ["FramedBuffers"] * 3, seen
+        monkeypatch.setattr(E, "FramedBuffers", type("NotFramed", (), {}))  # the copying path
+        lancefile.write_table(t, tmp_path / "copied.lance", version=version)
+        monkeypatch.undo()
+        assert (tmp_path / "framed.lance").read_bytes() == (tmp_path / "copied.lance").read_bytes()
+        assert lancefile.read_table(tmp_path / "framed.lance").equals(t)
+
+
 # -- buffers written by pylance 14.0.2 ------------------------------------------------------
 
 

@@ -40,10 +40,11 @@ from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
 from ..strategy import (ENTROPY_MIN_GAIN, FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES,
                         SPLIT_MIN_GAIN, Strategy)
 
-__all__ = ["Buffers", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
+__all__ = ["Buffers", "FramedBuffers", "FRAME_GAP", "PAD_BYTE", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
            "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general", "entropy_coded_indices"]
 
 _VAR_PAD = 0x48
+PAD_BYTE = 0xFE  # what pads a mini-block chunk's header and buffers to 8 bytes (the reference's)
 
 
 @dataclass
@@ -68,6 +69,23 @@ class Buffers:
         return self.data[s : s + int(self.sizes[c])]
 
 
+# room a framed buffer leaves before each chunk's bytes: a mini-block chunk header without
+# levels and with one value buffer (u16 level count, u16|u32 buffer size) padded to 8 bytes
+FRAME_GAP = 8
+
+
+class FramedBuffers(Buffers):
+    """A chunk's one value buffer laid out as the mini-block page holds it: chunk ``c``'s
+    bytes start :data:`FRAME_GAP` bytes after the end of chunk ``c-1``'s, padded to 8 bytes
+    (:data:`PAD_BYTE`). A page of chunks without levels takes ``data`` as it is and writes
+    only the headers into the gaps, instead of copying every chunk into place."""
+
+    @property
+    def starts(self) -> np.ndarray:
+        padded = (self.sizes + 7) // 8 * 8
+        return np.cumsum(padded + FRAME_GAP) - padded
+
+
 @dataclass
 class MiniChunks:
     """Mini-block values: value buffer ``k`` of every chunk is ``buffers[k]``."""
@@ -83,7 +101,7 @@ class MiniChunks:
     @property
     def size(self) -> int:
         """Value bytes over all chunks (before chunk headers and padding)."""
-        return sum(len(b.data) for b in self.buffers)
+        return sum(int(b.sizes.sum()) for b in self.buffers)
 
 
 def flat(bits: int) -> pb.CompressiveEncoding:
@@ -207,7 +225,7 @@ def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks
     sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
     if n > 2 * sample and _runs_lz4(_bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
         return None
-    split = _runs_lz4(_bss_miniblock(data, bits))
+    split = _runs_lz4(_bss_miniblock(data, bits), framed=True)
     return split if split.size <= SPLIT_MIN_GAIN * best else None
 
 
@@ -246,9 +264,14 @@ def _zstd_chunks(mc: MiniChunks) -> MiniChunks:
     return MiniChunks(general("zstd", ENTROPY_LEVEL, mc.encoding), mc.counts, [Buffers(packed, sizes)])
 
 
-def _runs_lz4(mc: MiniChunks) -> MiniChunks:
-    """``mc`` (one value buffer) under General{lz4}, its blocks matching byte runs only."""
+def _runs_lz4(mc: MiniChunks, framed: bool = False) -> MiniChunks:
+    """``mc`` (one value buffer) under General{lz4}, its blocks matching byte runs only
+    (``framed``: as :class:`FramedBuffers`)."""
     buf = mc.buffers[0]
+    if framed:
+        packed, sizes = kernels.lz4_compress_runs_many(buf.data, buf.starts, buf.sizes, gap=FRAME_GAP, align=8,
+                                                       fill=PAD_BYTE)
+        return MiniChunks(general("lz4", None, mc.encoding), mc.counts, [FramedBuffers(packed, sizes)])
     packed, sizes = kernels.lz4_compress_runs_many(buf.data, buf.starts, buf.sizes)
     return MiniChunks(general("lz4", None, mc.encoding), mc.counts, [Buffers(packed, sizes)])
 

@@ -223,16 +223,19 @@ def _put_sequence(src, lit_start, lit, out, op, match):
 
 
 @_Kernel
-def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min):
+def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min, gap, align, fill):
     # Block c: [u32 size][LZ4 block] of src[starts[c]:][:sizes[c]], after block c-1 in out,
     # whose matches are runs of one byte (offset 1). Runs of run_min or more bytes are found
-    # 8 bytes at a time: such a run fills at least one aligned 8-byte word. Returns the
-    # bytes written.
+    # 8 bytes at a time: such a run fills at least one aligned 8-byte word. Each block is
+    # preceded by ``gap`` bytes and followed by padding to a multiple of ``align`` (both
+    # ``fill``; the block's own size padded). Returns the bytes written.
     op = 0
     for c in range(starts.shape[0]):
         s = starts[c]
         n = sizes[c]
-        o = op
+        for k in range(gap):
+            out[op + k] = fill
+        o = op + gap
         for k in range(4):
             out[o + k] = (n >> (8 * k)) & 0xFF
         op = o + 4
@@ -259,6 +262,9 @@ def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min):
             i = max(e, i + 8)
         op = _put_sequence(src, s + anchor, n - anchor, out, op, 0)
         out_sizes[c] = op - o
+        while (op - o) % align:
+            out[op] = fill
+            op += 1
     return op
 
 
@@ -268,11 +274,16 @@ def lz4_bound(n: int) -> int:
 
 
 def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
-                           run_min: int = RUN_MIN) -> tuple[np.ndarray, np.ndarray]:
+                           run_min: int = RUN_MIN, *, gap: int = 0, align: int = 1,
+                           fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Each ``src[starts[c]:][:sizes[c]]`` as Lance's LZ4 framing (``u32`` size, then one LZ4
     block) whose only matches are runs of one repeated byte: what compresses the constant
     streams of byte-stream-split floats, at a small part of a full LZ4 compressor's cost.
     Any LZ4 decoder reads the blocks. Returns ``(bytes back to back, bytes per block)``.
+
+    With ``gap``/``align``, each block is preceded by ``gap`` bytes and padded to a multiple
+    of ``align`` (``fill`` bytes): block c then starts ``gap`` bytes after the padded end of
+    block c-1, which is how a mini-block page lays out a chunk's header and its one buffer.
 
     Example::
 
@@ -286,7 +297,7 @@ def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarra
 
     starts = np.ascontiguousarray(starts, np.int64)
     sizes = np.ascontiguousarray(sizes, np.int64)
-    out = empty(int((4 + sizes + sizes // 255 + 16).sum()), np.uint8)
+    out = empty(int((gap + 4 + sizes + sizes // 255 + 16 + align).sum()), np.uint8)
     out_sizes = np.zeros(len(sizes), np.int64)
-    total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min))
+    total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min), int(gap), int(align), int(fill))
     return out[:total], out_sizes

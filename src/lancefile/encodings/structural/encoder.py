@@ -34,7 +34,9 @@ from ...io import new_buffer
 from .. import kernels
 from ..arrowutil import fixed_bytes, fixed_width_bits
 from ..compressive.encode import (
+    FRAME_GAP,
     Buffers,
+    FramedBuffers,
     MiniChunks,
     entropy_coded_indices,
     is_simple_packed,
@@ -226,11 +228,14 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     if int(words.max(initial=0)) >= (1 << (32 if large else 16)):
         raise _TooBig
     # every byte of the page is written once: each header and buffer with its padding after it
-    out = np.frombuffer(new_buffer(int(chunk_bytes.sum())), np.uint8)
+    framed = (len(segments) == 1 and isinstance(segments[0], FramedBuffers) and head_pad == FRAME_GAP
+              and len(segments[0].data) == int(chunk_bytes.sum()))
+    # (a framed buffer is laid out as the page already: only the headers go in)
+    out = segments[0].data if framed else np.frombuffer(new_buffer(int(chunk_bytes.sum())), np.uint8)
     kernels.scatter_bytes(head.reshape(-1), np.arange(nchunks, dtype=np.int64) * head_len,
                           np.full(nchunks, head_len, np.int64), out, chunk_starts, head_pad, _FILL)
     at = chunk_starts + head_pad
-    for seg, pad in zip(segments, padded):
+    for seg, pad in zip(segments if not framed else [], padded):
         kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at, pad, _FILL)
         at = at + pad
     meta = words.astype("<u4" if large else "<u2")
