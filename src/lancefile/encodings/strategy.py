@@ -57,10 +57,11 @@ FSST_MIN_BYTES = 32 * 1024
 # lancefile's own choice (not the reference's): floats go byte-stream-split under LZ4 when
 # that makes the page at most this fraction of what the reference's choice takes
 SPLIT_MIN_GAIN = 0.95
-# lancefile's own choice: dictionary pages of at most this many items, at least one full
-# chunk long, have their u8 indices and def levels entropy-coded under zstd when the page
-# comes out at most ENTROPY_MIN_GAIN of the reference's (REFERENCE-NOTES: the reference
-# bit-packs indices, RLE-codes levels; pylance 14.0.2 reads both forms)
+# lancefile's own entropy-coded choices, kept when the page comes out at most
+# ENTROPY_MIN_GAIN of the reference's (pylance 14.0.2 reads them): dictionary pages of at
+# most ENTROPY_MAX_ITEMS items, at least one full chunk long, get their u8 indices and def
+# levels under zstd (the reference bit-packs indices and RLE-codes levels); 32/64-bit
+# integers go byte-stream-split under zstd (the reference bit-packs or RLE-codes them)
 ENTROPY_MAX_ITEMS = 256
 ENTROPY_MIN_GAIN = 0.95
 _COMPRESSIONS = ("fsst", "lz4", "none", "zstd")

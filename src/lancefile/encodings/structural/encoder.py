@@ -452,7 +452,7 @@ def _dictionary_page(sh: Shredded, values: pa.DictionaryArray, strategy: Strateg
         buf = np.frombuffer(compress_buffer(buf, scheme, level), np.uint8)
         enc = general(scheme, level, enc)
     # the indices are bit-packed (or RLE'd) as they are: no byte-stream-split or general compression
-    mc = miniblock_values(indices, Strategy(replace(strategy.params, compression=None, bss="off")))
+    mc = miniblock_values(indices, Strategy(replace(strategy.params, compression=None, bss="off"), own_choices=False))
     items = len(values.dictionary)
     try:
         page = _miniblock_page(sh, mc, grammar, (enc, buf, items))
