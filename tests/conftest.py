@@ -143,6 +143,17 @@ def reference_take(path: str | os.PathLike, indices: Sequence[int], columns: Seq
 # --------------------------------------------------------------------------------------------
 
 
+def write_by(writer: str, table: pa.Table, path, version: str, **lancefile_options) -> None:
+    """``table`` written at ``version`` by ``writer``: ``"lancefile"`` (``write_table`` with
+    ``lancefile_options``) or ``"pylance"`` (its defaults), for fixtures run over both."""
+    if writer == "lancefile":
+        import lancefile
+
+        lancefile.write_table(table, path, version=version, **lancefile_options)
+    else:
+        reference_write(table, path, version=version)
+
+
 def page_encodings(path) -> list[str]:
     """The description of every page of the file (``inspect``'s), column after column."""
     import lancefile

@@ -314,7 +314,7 @@ def test_lz4_runs_compressor_framed(pieces, frame):
         other[a : a + z] = False
     assert np.all(framed[other] == 0xFE)
     if gap == 8 and align == 8:
-        from lancefile.encodings.compressive.encode import FramedBuffers
+        from lancefile.encodings.compressive.chunks import FramedBuffers
 
         assert FramedBuffers(framed, fsizes).starts.tolist() == fstarts.tolist()
 

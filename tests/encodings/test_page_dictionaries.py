@@ -13,7 +13,7 @@ from lancefile.encodings.compressive.variable import block_parts
 from lancefile.encodings.structural import mini_block_many
 from lancefile.errors import CorruptFileError
 from lancefile.fuzz import filemap
-from tests.conftest import reference_reader, reference_write
+from tests.conftest import reference_reader, reference_write, write_by
 from tests.encodings import count_item_calls
 
 N = 40_000
@@ -28,10 +28,7 @@ def dict_file(request, tmp_path_factory):
                                      pa.array(words[rng.integers(0, 40, 2 * N)]))
     t = pa.table({"tag": tags, "tags": lists})
     p = tmp_path_factory.mktemp("dicts") / "d.lance"
-    if request.param == "lancefile":
-        lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
-    else:
-        reference_write(t, p, version="2.2")
+    write_by(request.param, t, p, "2.2", max_page_bytes=16 * 1024)
     return p, t
 
 

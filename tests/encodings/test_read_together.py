@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import lancefile
 from lancefile.encodings.structural.mini_block import MiniBlockPage
 from lancefile.errors import CorruptFileError
-from tests.conftest import reference_reader, reference_write
+from tests.conftest import reference_reader, reference_write, write_by
 from tests.encodings import count_item_calls
 
 
@@ -43,10 +43,7 @@ def _table(n: int, seed: int) -> pa.Table:
 def wide_file(request, tmp_path_factory):
     t = _table(30_000, 3)
     p = tmp_path_factory.mktemp("together") / "w.lance"
-    if request.param == "lancefile":
-        lancefile.write_table(t, p, version="2.2")
-    else:
-        reference_write(t, p, version="2.2")
+    write_by(request.param, t, p, "2.2")
     return p, t
 
 
@@ -194,10 +191,7 @@ def test_checks_after_decoding_name_the_pages_only_when_they_fail(tmp_path, monk
 def wide_file_2_0(request, tmp_path_factory):
     t = _table(30_000, 4)
     p = tmp_path_factory.mktemp("together20") / "w.lance"
-    if request.param == "lancefile":
-        lancefile.write_table(t, p, version="2.0", max_page_bytes=64 * 1024)
-    else:
-        reference_write(t, p, version="2.0")
+    write_by(request.param, t, p, "2.0", max_page_bytes=64 * 1024)
     return p, t
 
 

@@ -263,7 +263,7 @@ class Strategy:
 
     def entropy_dictionary(self, items: int, num_values: int, lists: bool, general_blocks: bool) -> bool:
         """Whether to try entropy-coding a dictionary page's indices and def levels
-        (:func:`~lancefile.encodings.compressive.encode.entropy_coded_indices`): lancefile's
+        (:func:`~lancefile.encodings.compressive.encode_own.entropy_coded_indices`): lancefile's
         own choice, for 2.2 pages (``general_blocks``) without lists of at most
         :data:`ENTROPY_MAX_ITEMS` items and at least one full chunk of values, whose field
         asks for no compression of its own."""

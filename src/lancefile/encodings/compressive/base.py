@@ -79,6 +79,20 @@ class Chunks:
             return self.data[s : s + int(lengths.sum())]
         return kernels.gather_bytes(self.data, starts, lengths)
 
+    def locate(self, k: int, positions: np.ndarray, width: int):
+        """``(chunk, start of buffer k in data, value index within the chunk)`` of each of the
+        sorted ``positions`` (values numbered across the chunks), for fixed-width values of
+        ``width`` bytes: None when a chunk's buffer is too short for its values or a position
+        is outside them (a whole decode then says what is wrong)."""
+        counts = self.counts
+        if not len(counts) or np.any(counts * width > self.sizes[k]):
+            return None
+        ends = np.cumsum(counts)
+        c = np.searchsorted(ends, positions, side="right")
+        if len(positions) and (positions[0] < 0 or c[-1] >= len(counts)):
+            return None
+        return c, self.starts[k][c], positions - (ends - counts)[c]
+
     def decompressed(self, k: int, compression) -> "Chunks":
         """These chunks with buffer ``k`` of every chunk decompressed (a ``BufferCompression``),
         all in one pass (:func:`~lancefile.encodings.compression.decompress_many`)."""
@@ -189,11 +203,12 @@ def decode_miniblock(enc, chunks: Chunks, first: int = 0) -> Values:
     return codec.miniblock(sub, chunks, first)
 
 
-def take_miniblock(enc, chunks: Chunks, positions: np.ndarray) -> Values | None:
-    """The values at ``positions`` of the chunks, or None when the encoding can only decode
-    whole chunks (then decode them with :func:`decode_miniblock` and pick)."""
+def take_miniblock(enc, chunks: Chunks, positions: np.ndarray, first: int = 0) -> Values | None:
+    """The values at ``positions`` of the chunks (value buffers from ``first`` on), or None
+    when the encoding can only decode whole chunks (then decode them with
+    :func:`decode_miniblock` and pick)."""
     sub, codec = _codec(enc, chunks.where)
-    return codec.miniblock_take(sub, chunks, 0, positions)
+    return codec.miniblock_take(sub, chunks, first, positions)
 
 
 def decode_block(enc, data, num_values: int, where: str) -> Values:

@@ -31,7 +31,6 @@ class ByteStreamSplitCodec(Codec):
 
     def miniblock(self, msg, chunks: Chunks, first: int):
         bits = int(msg.values.flat.bits_per_value)
-        w = bits // 8
         counts = chunks.counts
         out = kernels.byte_stream_split_decode_many(chunks.data, bits, chunks.starts[first], chunks.sizes[first],
                                                     counts)
@@ -40,13 +39,10 @@ class ByteStreamSplitCodec(Codec):
     def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
         bits = int(msg.values.flat.bits_per_value)
         w = bits // 8
-        counts = chunks.counts
-        if not len(counts) or np.any(counts * w > chunks.sizes[first]):
-            return None  # the whole decode names the short chunk
-        ends = np.cumsum(counts)
-        c = np.searchsorted(ends, positions, side="right")
-        if len(positions) and (positions[0] < 0 or c[-1] >= len(counts)):
+        found = chunks.locate(first, positions, w)
+        if found is None:
             return None
+        c, start, local = found
         # byte j of the value at ``local`` in chunk c: ``start + j * count + local``
-        at = (chunks.starts[first][c] + positions - (ends - counts)[c])[:, None] + np.arange(w) * counts[c][:, None]
+        at = (start + local)[:, None] + np.arange(w) * chunks.counts[c][:, None]
         return Fixed(np.ascontiguousarray(chunks.data[at]).reshape(-1), bits, len(positions))

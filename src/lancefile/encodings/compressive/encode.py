@@ -35,77 +35,16 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
 from .. import kernels
 from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
-from ..compression import ENTROPY_LEVEL, PROTO_BY_SCHEME, compress_buffer, entropy_compress_many
+from ..compression import compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
-from ..strategy import (ENTROPY_MIN_GAIN, FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES,
-                        SPLIT_MIN_GAIN, Strategy)
+from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
+from .chunks import Buffers, MiniChunks, flat, general, split_counts
+from .encode_own import CHUNK_OVERHEAD, bss_miniblock, entropy_split_miniblock, split_float_miniblock
 
-__all__ = ["Buffers", "FramedBuffers", "FRAME_GAP", "PAD_BYTE", "MiniChunks", "miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding",
-           "variable_packed_rows", "fsst_values", "fixed_value_bytes", "variable_value_parts", "flat", "general", "entropy_coded_indices"]
+__all__ = ["miniblock_values", "is_simple_packed", "variable_kind", "variable_encoding", "variable_packed_rows",
+           "fsst_values", "fixed_value_bytes", "variable_value_parts"]
 
 _VAR_PAD = 0x48
-PAD_BYTE = 0xFE  # what pads a mini-block chunk's header and buffers to 8 bytes (the reference's)
-
-
-@dataclass
-class Buffers:
-    """One value buffer of every chunk: chunk ``c``'s bytes follow chunk ``c-1``'s in ``data``."""
-
-    data: np.ndarray  # uint8
-    sizes: np.ndarray  # int64 bytes per chunk
-
-    @classmethod
-    def of(cls, pieces: list) -> "Buffers":
-        arrays = [np.frombuffer(p, np.uint8) if isinstance(p, (bytes, bytearray)) else p for p in pieces]
-        data = np.concatenate(arrays) if arrays else np.zeros(0, np.uint8)
-        return cls(data, np.array([len(a) for a in arrays], dtype=np.int64))
-
-    @property
-    def starts(self) -> np.ndarray:
-        return np.cumsum(self.sizes) - self.sizes
-
-    def piece(self, c: int) -> np.ndarray:
-        s = int(self.starts[c])
-        return self.data[s : s + int(self.sizes[c])]
-
-
-# room a framed buffer leaves before each chunk's bytes: a mini-block chunk header without
-# levels and with one value buffer (u16 level count, u16|u32 buffer size) padded to 8 bytes
-FRAME_GAP = 8
-
-
-class FramedBuffers(Buffers):
-    """A chunk's one value buffer laid out as the mini-block page holds it: chunk ``c``'s
-    bytes start :data:`FRAME_GAP` bytes after the end of chunk ``c-1``'s, padded to 8 bytes
-    (:data:`PAD_BYTE`). A page of chunks without levels takes ``data`` as it is and writes
-    only the headers into the gaps, instead of copying every chunk into place."""
-
-    @property
-    def starts(self) -> np.ndarray:
-        padded = (self.sizes + 7) // 8 * 8
-        return np.cumsum(padded + FRAME_GAP) - padded
-
-
-@dataclass
-class MiniChunks:
-    """Mini-block values: value buffer ``k`` of every chunk is ``buffers[k]``."""
-
-    encoding: pb.CompressiveEncoding
-    counts: np.ndarray  # int64 values per chunk
-    buffers: list[Buffers]
-
-    @property
-    def num_buffers(self) -> int:
-        return len(self.buffers)
-
-    @property
-    def size(self) -> int:
-        """Value bytes over all chunks (before chunk headers and padding)."""
-        return sum(int(b.sizes.sum()) for b in self.buffers)
-
-
-def flat(bits: int) -> pb.CompressiveEncoding:
-    return pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=bits))
 
 
 def _fixed_chunk_values(row_bits: int) -> int:
@@ -115,12 +54,6 @@ def _fixed_chunk_values(row_bits: int) -> int:
     while 2 * n <= MINIBLOCK_MAX_VALUES and (2 * n * row_bits + 7) // 8 < MINIBLOCK_TARGET_BYTES:
         n *= 2
     return n
-
-
-def _split_counts(total: int, per: int) -> np.ndarray:
-    full, rest = divmod(total, per)
-    counts = np.full(full, per, np.int64)
-    return np.append(counts, rest) if rest else counts
 
 
 def _fixed_rows(values: pa.Array) -> tuple[np.ndarray, int]:
@@ -138,7 +71,7 @@ def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
         out = _packed_miniblock(values)
     elif pa.types.is_boolean(t):
         data, _ = _fixed_rows(values)
-        counts = _split_counts(len(values), MINIBLOCK_MAX_VALUES)
+        counts = split_counts(len(values), MINIBLOCK_MAX_VALUES)
         out = MiniChunks(flat(1), counts, [Buffers(data, (counts + 7) // 8)])
     elif _is_binary(t):
         out = _variable_miniblock(values, strategy)
@@ -173,7 +106,7 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
         # byte-stream-split pays only under general compression, and not always: keep it
         # when the compressed chunks come out smaller than without it
         scheme, level = strategy.general()
-        bss = _general_wrap(_bss_miniblock(data, bits), scheme, level)
+        bss = _general_wrap(bss_miniblock(data, bits), scheme, level)
         plain = _general_wrap(_fixed_miniblock(values, Strategy(replace(strategy.params, bss="off"))), scheme, level)
         return _Wrapped(bss if bss.size < plain.size else plain)
     if strategy.params.compression != "none" and bits in (8, 16, 32, 64) and n:
@@ -192,11 +125,11 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
                     return rle
                 ref, ref_size = rle, rle.size + CHUNK_OVERHEAD * len(rle.counts)
         if strategy.split_floats(bits, floating):
-            split = _split_float_miniblock(data, bits, best)
+            split = split_float_miniblock(data, bits, best)
             if split is not None:
                 return _Wrapped(split)
         if entropy:
-            coded = _entropy_split_miniblock(data, bits, ref_size)
+            coded = entropy_split_miniblock(data, bits, ref_size)
             if coded is not None:
                 return _Wrapped(coded)
             if ref is not None:
@@ -204,98 +137,16 @@ def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:
         if plan is not None:
             return _inline_bitpacked(words, plan)
     per = _fixed_chunk_values(bits)
-    counts = _split_counts(n, per)
+    counts = split_counts(n, per)
     return MiniChunks(flat(bits), counts, [Buffers(data, counts * (bits // 8))])
 
 
-# chunks tried before a whole page is split and compressed (when the page has more than
-# twice as many: a sample of most of the page would only add to the work)
-SPLIT_SAMPLE_CHUNKS = 32
-
-
-def _split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
-    """General{lz4, ByteStreamSplit{Flat}} of floats, when it is below
-    :data:`~lancefile.encodings.strategy.SPLIT_MIN_GAIN` of ``best`` (the page's bytes as
-    the reference would write it), else None. The LZ4 blocks only hold runs of one byte
-    (:func:`~lancefile.encodings.kernels.lz4.lz4_compress_runs_many`): what shrinks is a byte
-    position that rarely changes (the sign and exponent of floats of one magnitude), at a
-    small part of LZ4's cost to write and a fast decode. A sample of the page decides first."""
-    w = bits // 8
-    n = data.size // w
-    sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
-    if n > 2 * sample and _runs_lz4(_bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
-        return None
-    split = _runs_lz4(_bss_miniblock(data, bits), framed=True)
-    return split if split.size <= SPLIT_MIN_GAIN * best else None
-
-
-ENTROPY_SAMPLE_CHUNKS = 4  # chunks tried before a whole page is coded
-# what a mini-block chunk costs besides its values, about: its metadata word, header and padding
-CHUNK_OVERHEAD = 12
-
-
-def _entropy_split_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
-    """General{zstd, ByteStreamSplit{Flat}} of 32/64-bit integers (entropy-coded, see
-    :func:`~lancefile.encodings.compression.entropy_compress_many`), when it is at most
-    :data:`~lancefile.encodings.strategy.ENTROPY_MIN_GAIN` of ``best`` (the reference's
-    page, chunk overhead included), else None. Split into byte streams, ids and timestamps
-    (values that grow steadily) are a counting low byte and near-constant high bytes, which
-    zstd takes to a few bytes a chunk where bit packing keeps every value's low bits. A
-    sample of the page decides first."""
-    w = bits // 8
-    n = data.size // w
-    per = MINIBLOCK_MAX_VALUES  # a counting low byte repeats itself every 256 values: long chunks
-    sample = min(n, per * ENTROPY_SAMPLE_CHUNKS)
-
-    def coded_size(mc: MiniChunks) -> int:
-        return mc.size + CHUNK_OVERHEAD * len(mc.counts)
-
-    if n > 2 * sample and coded_size(_zstd_chunks(_bss_miniblock(data[: sample * w], bits, per))) > \
-            ENTROPY_MIN_GAIN * best * sample / n:
-        return None
-    coded = _zstd_chunks(_bss_miniblock(data, bits, per))
-    return coded if coded_size(coded) <= ENTROPY_MIN_GAIN * best else None
-
-
-def _zstd_chunks(mc: MiniChunks) -> MiniChunks:
-    """``mc`` (one value buffer) entropy-coded under General{zstd}, chunk by chunk."""
-    buf = mc.buffers[0]
-    packed, sizes = entropy_compress_many(buf.data, buf.sizes)
-    return MiniChunks(general("zstd", ENTROPY_LEVEL, mc.encoding), mc.counts, [Buffers(packed, sizes)])
-
-
-def _runs_lz4(mc: MiniChunks, framed: bool = False) -> MiniChunks:
-    """``mc`` (one value buffer) under General{lz4}, its blocks matching byte runs only
-    (``framed``: as :class:`FramedBuffers`)."""
-    buf = mc.buffers[0]
-    if framed:
-        packed, sizes = kernels.lz4_compress_runs_many(buf.data, buf.starts, buf.sizes, gap=FRAME_GAP, align=8,
-                                                       fill=PAD_BYTE)
-        return MiniChunks(general("lz4", None, mc.encoding), mc.counts, [FramedBuffers(packed, sizes)])
-    packed, sizes = kernels.lz4_compress_runs_many(buf.data, buf.starts, buf.sizes)
-    return MiniChunks(general("lz4", None, mc.encoding), mc.counts, [Buffers(packed, sizes)])
-
-
 RLE_CHUNK_VALUES = 4096
-BSS_CHUNK_BYTES = 4096  # 1024 32-bit or 512 64-bit values a chunk
-
-
-def _bss_miniblock(data: np.ndarray, bits: int, per: int | None = None) -> MiniChunks:
-    """ByteStreamSplit{Flat}: in each chunk (of ``per`` values, 4 KiB of them by default),
-    byte j of value i at ``j*n + i`` (the caller wraps it in general compression, which is
-    what makes it pay)."""
-    w = bits // 8
-    per = per or BSS_CHUNK_BYTES // w
-    counts = _split_counts(data.size // w, per)
-    enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
-    return MiniChunks(enc, counts, [Buffers(kernels.byte_stream_split_encode_chunks(data, bits, per), counts * w)])
-
-
 def _rle_miniblock(words: np.ndarray) -> MiniChunks:
     """Rle{Flat(T), Flat(8)}: per chunk of 4096 values, the runs' values then their lengths
     (at most 255; longer runs are split), runs never crossing a chunk."""
     n = words.size
-    counts = _split_counts(n, RLE_CHUNK_VALUES)
+    counts = split_counts(n, RLE_CHUNK_VALUES)
     bounds = np.concatenate([[0], np.cumsum(counts)])
     change = np.zeros(n, dtype=bool)
     change[0] = True
@@ -315,15 +166,6 @@ def _rle_miniblock(words: np.ndarray) -> MiniChunks:
                                     Buffers(lens.astype(np.uint8), runs)])
 
 
-def entropy_coded_indices(indices: np.ndarray) -> MiniChunks:
-    """``General{zstd, Flat(8)}`` of u8 dictionary indices, 4,096 a chunk: zstd's Huffman
-    coding of the bytes, where bit packing rounds every index up to whole bits (5 values:
-    3 bits packed, ~2.55 coded). lancefile's own choice; the caller keeps it only when the
-    page comes out smaller."""
-    counts = _split_counts(indices.size, MINIBLOCK_MAX_VALUES)
-    return _zstd_chunks(MiniChunks(flat(8), counts, [Buffers(indices, counts)]))
-
-
 def _bitpacking_plan(words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(bit width, bytes) of every 1024-value group when inline bit packing is the reference's
     choice for these words, else None."""
@@ -341,7 +183,7 @@ def _inline_bitpacked(words: np.ndarray, plan: tuple[np.ndarray, np.ndarray]) ->
     T = words.dtype.itemsize * 8
     widths, sizes = plan
     buf = kernels.inline_bitpacking_pack(words, widths).view(np.uint8)
-    counts = _split_counts(words.size, FASTLANES_CHUNK)
+    counts = split_counts(words.size, FASTLANES_CHUNK)
     enc = pb.CompressiveEncoding(inline_bitpacking=pb.InlineBitpacking(uncompressed_bits_per_value=T))
     return MiniChunks(enc, counts, [Buffers(buf, sizes)])
 
@@ -374,7 +216,7 @@ def _fsl_miniblock(values: pa.Array) -> MiniChunks:
     total_dim = int(np.prod(dims))
     row_bits = total_dim * leaf_bits + sum(int(np.prod(dims[: i + 1])) for i, v in enumerate(validity) if v is not None)
     per = _fixed_chunk_values(row_bits)
-    counts = _split_counts(len(values), per)
+    counts = split_counts(len(values), per)
     data, _ = _fixed_rows(leaf)
     starts = np.cumsum(counts) - counts
     bitmaps = []
@@ -413,14 +255,6 @@ def variable_kind(t: pa.DataType) -> int | None:
     if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
         return 64
     return None
-
-
-def general(scheme: str, level: int | None, inner: pb.CompressiveEncoding) -> pb.CompressiveEncoding:
-    """``General{scheme[, level], inner}``: LZ4/ZSTD around ``inner``'s buffers."""
-    bc = pb.BufferCompression(scheme=PROTO_BY_SCHEME[scheme])
-    if level is not None:
-        bc.level = level
-    return pb.CompressiveEncoding(general=pb.General(compression=bc, values=inner))
 
 
 def variable_encoding(off_bits: int) -> pb.CompressiveEncoding:
@@ -497,7 +331,7 @@ def _packed_rows(values: pa.Array) -> tuple[np.ndarray, list[int]]:
 def _packed_miniblock(values: pa.Array) -> MiniChunks:
     data, bits = _packed_rows(values)
     row = sum(bits)
-    counts = _split_counts(len(values), _fixed_chunk_values(row))
+    counts = split_counts(len(values), _fixed_chunk_values(row))
     enc = pb.CompressiveEncoding(packed_struct=pb.PackedStruct(bits_per_value=bits, values=flat(row)))
     return MiniChunks(enc, counts, [Buffers(data, counts * (row // 8))])
 

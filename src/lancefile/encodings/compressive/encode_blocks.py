@@ -20,7 +20,7 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from .. import kernels
 from ..kernels.fastlanes import FASTLANES_CHUNK
 from ..compression import ENTROPY_LEVEL, entropy_compress_many
-from .encode import Buffers, flat, general
+from .chunks import Buffers, flat, general
 
 __all__ = ["block_levels", "entropy_levels", "variable_block"]
 

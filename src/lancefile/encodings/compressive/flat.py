@@ -57,18 +57,13 @@ class FlatCodec(Codec):
 
     def miniblock_take(self, msg, chunks: Chunks, first: int, positions):
         bits = int(msg.bits_per_value)
-        if msg.HasField("data") or bits % 8 or not len(chunks.counts):
+        found = None if msg.HasField("data") or bits % 8 else chunks.locate(first, positions, bits // 8)
+        if found is None:
             return None
+        _, start, local = found
         w = bits // 8
-        counts = chunks.counts
-        if np.any(counts * w > chunks.sizes[first]):
-            return None  # the whole decode names the short chunk
-        ends = np.cumsum(counts)
-        c = np.searchsorted(ends, positions, side="right")
-        if len(positions) and (positions[0] < 0 or c[-1] >= len(counts)):
-            return None
-        at = chunks.starts[first][c] + (positions - (ends - counts)[c]) * w
-        return Fixed(kernels.gather_bytes(chunks.data, at, np.full(len(positions), w, np.int64)), bits, len(positions))
+        return Fixed(kernels.gather_bytes(chunks.data, start + local * w, np.full(len(positions), w, np.int64)), bits,
+                     len(positions))
 
     def block(self, msg, data, num_values, where):
         if msg.HasField("data"):

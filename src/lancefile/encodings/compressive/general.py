@@ -17,11 +17,9 @@ import numpy as np
 from .. import kernels
 from ..compression import lz4_frames
 from ._buffers import decompress, decompress_spans, located, scheme_name
-from .byte_stream_split import ByteStreamSplitCodec
-from .flat import FlatCodec
 from .values import Fixed
 from .base import (Chunks, Codec, Context, decode_block, decode_blocks, decode_miniblock,
-                   decode_variable_values, register)
+                   decode_variable_values, register, take_miniblock)
 
 __all__ = ["GeneralCodec"]
 
@@ -58,8 +56,7 @@ class GeneralCodec(Codec):
         kind = inner.WhichOneof("compression")
         if kind not in _PICKABLE or (kind == "byte_stream_split" and scheme_name(msg.compression, chunks.where) == "lz4"):
             return None  # decoded whole (lz4 byte-stream-split in one compiled pass)
-        return _PICKABLE[kind].miniblock_take(getattr(inner, kind), chunks.decompressed(first, msg.compression), first,
-                                              positions)
+        return take_miniblock(inner, chunks.decompressed(first, msg.compression), positions, first)
 
     def block(self, msg, data, num_values, where):
         return decode_block(msg.values, decompress(msg.compression, data, where), num_values, where)
@@ -78,7 +75,7 @@ class GeneralCodec(Codec):
 
 
 # inner encodings whose values are picked out of the decompressed chunks without decoding them all
-_PICKABLE = {"flat": FlatCodec(), "byte_stream_split": ByteStreamSplitCodec()}
+_PICKABLE = ("flat", "byte_stream_split")
 
 
 def _lz4_split(bss, chunks: Chunks, first: int) -> Fixed:

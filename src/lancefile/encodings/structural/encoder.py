@@ -33,16 +33,11 @@ from ...format.version import Grammar
 from ...io import new_buffer
 from .. import kernels
 from ..arrowutil import fixed_bytes, fixed_width_bits
+from ..compressive.chunks import FRAME_GAP, Buffers, FramedBuffers, MiniChunks, general
 from ..compressive.encode import (
-    FRAME_GAP,
-    Buffers,
-    FramedBuffers,
-    MiniChunks,
-    entropy_coded_indices,
     is_simple_packed,
     fixed_value_bytes,
     fsst_values,
-    general,
     miniblock_values,
     variable_encoding,
     variable_kind,
@@ -50,6 +45,7 @@ from ..compressive.encode import (
     variable_value_parts,
 )
 from ..compressive.encode_blocks import block_levels, entropy_levels, variable_block
+from ..compressive.encode_own import entropy_coded_indices
 from ..compression import compress_buffer
 from ..page import EncodedPage
 from ..strategy import FULLZIP, FULLZIP_MIN_VALUE_BYTES, MINIBLOCK, FieldParams, Strategy
