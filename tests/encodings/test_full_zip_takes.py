@@ -125,3 +125,49 @@ def test_a_damaged_repetition_index_names_its_page(tmp_path):
     idx = np.array([int(starts[k]) + 1 for k in range(len(col.pages))], np.int64)  # a row of every page
     with pytest.raises(CorruptFileError, match=rf"column 0 page {victim}\b.*repetition index"):
         lancefile.LanceFileReader(p).take_rows(idx).to_table()
+
+
+def test_the_fsst_pages_of_a_take_are_decoded_in_one_call(paged_file, monkeypatch):
+    """The text rows of a take over several FSST pages (a symbol table each) are decoded by
+    one call with every page's table, not one call a page."""
+    from lancefile.encodings import kernels
+
+    p, t = paged_file
+    pages = lancefile.LanceFileReader(p)._layout.column(0).pages
+    starts = np.concatenate([[0], np.cumsum([pg.length for pg in pages])])
+    idx = np.arange(0, 600, 7)  # the first 600 rows are English text: FSST pages
+    assert np.count_nonzero(np.diff(np.searchsorted(starts, idx, side="right"))) >= 1  # two pages at least
+    calls = {"many": 0, "one": 0}
+    many, one = kernels.fsst_decompress_spans_tables, kernels.fsst_decompress_spans
+
+    def count(name, fn):
+        def wrapped(*a):
+            calls[name] += 1
+            return fn(*a)
+        return wrapped
+
+    monkeypatch.setattr(kernels, "fsst_decompress_spans_tables", count("many", many))
+    monkeypatch.setattr(kernels, "fsst_decompress_spans", count("one", one))
+    got = lancefile.LanceFileReader(p, columns=["text"]).take_rows(idx).to_table()
+    assert got.equals(t.select(["text"]).take(pa.array(idx)).cast(got.schema))
+    assert calls == {"many": 1, "one": 0}
+
+
+def test_a_bad_fsst_string_names_its_page():
+    from lancefile._proto import encodings_v2_1_pb2 as pb
+    from lancefile.encodings import kernels
+    from lancefile.encodings.compressive import decode_variable_spans_many
+
+    def fsst(symbol: bytes):
+        table = kernels.fsst_make_symbol_table([int.from_bytes(symbol, "little")], [len(symbol)])
+        offsets = pb.CompressiveEncoding(flat=pb.Flat(bits_per_value=32))
+        values = pb.CompressiveEncoding(variable=pb.Variable(offsets=offsets))
+        return pb.CompressiveEncoding(fsst=pb.Fsst(symbol_table=table, values=values))
+
+    encs, wheres = [fsst(b"ab"), fsst(b"xyz")], ["f: page 3", "f: page 4"]
+    data = np.array([0, 0, 0], np.uint8)
+    (got,) = decode_variable_spans_many(encs, data, np.array([0, 1, 2]), np.array([1, 1, 1]), [2, 1], wheres)
+    assert bytes(got.data) == b"ababxyz" and got.offsets.tolist() == [0, 2, 4, 7]  # one call, both tables
+    data[2] = 1  # the second page's table has no symbol 1
+    with pytest.raises(CorruptFileError, match="^f: page 4: FSST string 0 of symbol table 1 uses a code with no"):
+        decode_variable_spans_many(encs, data, np.array([0, 1, 2]), np.array([1, 1, 1]), [2, 1], wheres)

@@ -6,11 +6,11 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lancefile.encodings import kernels as k
-from lancefile.errors import CorruptFileError
+from lancefile.errors import CorruptFileError, InvalidInputError
 from tests.encodings.kernels.conftest import PROPS, _single_page, _write
 
 
@@ -352,3 +352,84 @@ def test_a_few_strings_far_apart_are_decoded_on_the_calling_thread(monkeypatch):
     half = len(data) // 2
     with pytest.raises(AssertionError, match="pool used"):  # a large input still goes to two threads
         k.fsst_decompress_spans(data, [0, half], [half, len(data) - half], sym, [3])
+
+
+# --- several symbol tables in one call (a take's rows over many full-zip pages) ----------
+
+
+@st.composite
+def _tables_and_strings(draw):
+    """1-5 tables of 1-8 random symbols, each with 0-30 strings of valid codes (escapes
+    included), laid out with filler bytes between the strings."""
+    k_tables = draw(st.integers(1, 5))
+    tables, counts, strings = [], [], []
+    for _ in range(k_tables):
+        syms = draw(st.lists(st.binary(min_size=1, max_size=8), min_size=1, max_size=8))
+        tables.append(_table(syms))
+        n = draw(st.integers(0, 30))
+        counts.append(n)
+        for _ in range(n):
+            codes = draw(st.lists(st.one_of(st.integers(0, len(syms) - 1), st.just(-1)), max_size=20))
+            s = bytearray()
+            for c in codes:
+                s += bytes([255, 0x41]) if c < 0 else bytes([c])
+            strings.append(bytes(s))
+    return tables, counts, strings
+
+
+@settings(deadline=None)
+@given(case=_tables_and_strings(), halves=st.booleans())
+def test_decompress_spans_tables_equals_one_table_at_a_time(case, halves):
+    from lancefile.encodings.kernels import fsst as fsst_module
+
+    tables, counts, strings = case
+    buf, starts = bytearray(), []
+    for s in strings:
+        buf += b"\xee\xee"  # filler between the strings: never read
+        starts.append(len(buf))
+        buf += s
+    sizes = [len(s) for s in strings]
+    with pytest.MonkeyPatch.context() as mp:  # two halves on two threads, or one
+        mp.setattr(fsst_module, "PARALLEL_FSST_BYTES", 1 if halves else 1 << 30)
+        data, offs = k.fsst_decompress_spans_tables(np.frombuffer(bytes(buf) or b"\0", np.uint8), starts, sizes,
+                                                    tables, counts)
+    want, at = b"", 0
+    for table, n in zip(tables, counts):
+        symbols, lengths, _ = k.fsst_parse_symbol_table(table)
+        codes = b"".join(strings[at : at + n])
+        one, _ = k.fsst_decompress(np.frombuffer(codes or b"\0", np.uint8)[: len(codes)],
+                                   np.concatenate([[0], np.cumsum(sizes[at : at + n], dtype=np.int64)]),
+                                   symbols, lengths)
+        want += bytes(one)
+        at += n
+    assert bytes(data) == want
+    assert offs[0] == 0 and len(offs) == len(strings) + 1 and offs[-1] == len(want)
+
+
+def test_parse_symbol_tables_equals_one_at_a_time():
+    tables = [_table([b"ab", b"hello", b"12345678"]), _table([b"x"] * 255), _table([], switch=0), _table([b"q"])]
+    symbols, lengths, n, compressed = k.fsst_parse_symbol_tables(tables)
+    assert symbols.shape == lengths.shape == (4, 256)
+    for i, t in enumerate(tables):
+        s1, l1, c1 = k.fsst_parse_symbol_table(t)
+        assert n[i] == len(s1) and compressed[i] == c1
+        assert symbols[i, : n[i]].tolist() == s1.tolist() and lengths[i, : n[i]].tolist() == l1.tolist()
+        assert not symbols[i, n[i] :].any() and not lengths[i, n[i] :].any()
+
+
+def test_bad_tables_and_strings_are_named_by_table():
+    good = _table([b"ab"])
+    bad_len = bytearray(good)
+    bad_len[16] = 9
+    with pytest.raises(CorruptFileError, match="symbol table 1 has a symbol length outside"):
+        k.fsst_parse_symbol_tables([good, bytes(bad_len)])
+    with pytest.raises(CorruptFileError, match="symbol table 2 has a bad magic"):
+        k.fsst_parse_symbol_tables([good, good, b"\0" * 8 + good[8:]])
+    with pytest.raises(CorruptFileError, match="symbol table 0 has 2311 bytes"):
+        k.fsst_parse_symbol_tables([good[:-1]])
+    # string 1 of table 1 uses code 1, which table 1 (one symbol) does not have
+    with pytest.raises(CorruptFileError, match="FSST string 1 of symbol table 1 uses a code with no symbol") as exc:
+        k.fsst_decompress_spans_tables(bytes([0, 0, 0, 1]), [0, 1, 2, 3], [1, 1, 1, 1], [good, good], [2, 2])
+    assert exc.value.table == 1
+    with pytest.raises(InvalidInputError, match="table 1 stores its strings raw"):
+        k.fsst_decompress_spans_tables(bytes([0]), [0], [1], [good, _table([b"a"], switch=0)], [1, 0])

@@ -21,5 +21,6 @@ from . import (  # noqa: F401  (imported for registration)
 )
 from .base import (  # noqa: F401
     Chunks, Context, check_tree, decode_block, decode_blocks, decode_fixed_values, decode_miniblock,
-    decode_variable_spans, decode_variable_values, describe, miniblock_buffers, take_miniblock,
+    decode_variable_spans, decode_variable_spans_many, decode_variable_values, describe, miniblock_buffers,
+    take_miniblock,
 )

@@ -165,6 +165,14 @@ class Codec:
         np.cumsum(sizes, out=offsets[1:])
         return self.variable_values(msg, offsets, kernels.gather_bytes(data, starts, sizes), where)
 
+    def variable_spans_many(self, msgs: list, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                            counts: np.ndarray, wheres: list[str]) -> Values | None:
+        """:meth:`variable_spans` of several pages' values in one call, where the pages'
+        messages differ (e.g. each page's FSST symbol table): the first ``counts[0]`` spans
+        are ``msgs[0]``'s (``wheres[0]``), the next ``counts[1]`` ``msgs[1]``'s... None when
+        the codec has no such path for these messages: the caller then decodes page by page."""
+        return None
+
 
 def register(name: str):
     """Class decorator: register one instance of a :class:`Codec` under its oneof name."""
@@ -245,6 +253,46 @@ def decode_variable_spans(enc, data: np.ndarray, starts: np.ndarray, sizes: np.n
         raise CorruptFileError(f"{where}: a value lies outside its page ({len(data)} bytes)")
     sub, codec = _codec(enc, where)
     return codec.variable_spans(sub, data, starts, sizes, where)
+
+
+def decode_variable_spans_many(encs: list, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                               counts, wheres: list[str]) -> list[Values]:
+    """:func:`decode_variable_spans` of several pages' values: spans ``counts[0]`` first
+    under ``encs[0]`` (page ``wheres[0]``), and so on. Returns the values of runs of pages,
+    in order, decoded with as few calls as the encodings allow: a run of pages with equal
+    encodings in one call, a run whose encodings differ only where the codec can decode
+    them together (FSST: a symbol table a page, :meth:`Codec.variable_spans_many`) in one
+    call, any other page on its own. Pages with no spans are skipped."""
+    if len(starts) and (int(starts.min()) < 0 or int(sizes.min()) < 0 or int((starts + sizes).max()) > len(data)):
+        raise CorruptFileError(f"{wheres[0]}: a value lies outside its page ({len(data)} bytes)")
+    counts = [int(c) for c in counts]
+    keep = [k for k, c in enumerate(counts) if c]
+    at = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    parts: list = []
+    i = 0
+    while i < len(keep):  # a run: pages of one codec (their oneof name)
+        name = encs[keep[i]].WhichOneof("compression")
+        j = i + 1
+        while j < len(keep) and encs[keep[j]].WhichOneof("compression") == name:
+            j += 1
+        run = keep[i:j]
+        a, b = at[run[0]], at[run[-1] + 1]
+        first = encs[run[0]]
+        got = None
+        if all(encs[k] == first for k in run[1:]):
+            got = decode_variable_spans(first, data, starts[a:b], sizes[a:b], wheres[run[0]])
+        else:
+            sub, codec = _codec(first, wheres[run[0]])
+            subs = [sub] + [_codec(encs[k], wheres[k])[0] for k in run[1:]]
+            got = codec.variable_spans_many(subs, data, starts[a:b], sizes[a:b], [counts[k] for k in run],
+                                            [wheres[k] for k in run])
+        if got is not None:
+            parts.append(got)
+        else:  # page by page
+            parts.extend(decode_variable_spans(encs[k], data, starts[at[k]:at[k + 1]], sizes[at[k]:at[k + 1]],
+                                               wheres[k]) for k in run)
+        i = j
+    return parts
 
 
 def describe(enc) -> str:

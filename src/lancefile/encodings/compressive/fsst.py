@@ -59,3 +59,23 @@ class FsstCodec(Codec):
         # the codes are decoded where they lie: no gathered copy of the page's codes
         out, offsets = located(where, kernels.fsst_decompress_spans, data, starts, sizes, symbols, lengths)
         return Var(offsets, out)
+
+    def variable_spans_many(self, msgs, data, starts, sizes, counts, wheres):
+        """Every page's strings in one pass, each page with its own symbol table (a take's
+        rows on 15 pages of long text pay one call, not 15). None unless every page's codes
+        are plain ``Variable`` values and every table compresses."""
+        if any(m.values != msgs[0].values for m in msgs[1:]) or not msgs[0].HasField("values") or \
+                msgs[0].values.WhichOneof("compression") != "variable" or msgs[0].values.variable.HasField("values"):
+            return None
+        tables = [m.symbol_table for m in msgs]
+        try:
+            *_, compressed = kernels.fsst_parse_symbol_tables(tables)
+        except CorruptFileError:
+            return None  # each page's own decode says what is wrong with its table
+        if not compressed.all():
+            return None
+        try:
+            out, offsets = kernels.fsst_decompress_spans_tables(data, starts, sizes, tables, counts)
+        except CorruptFileError as exc:  # name the page of the string
+            raise CorruptFileError(f"{wheres[getattr(exc, 'table', 0)]}: {exc}") from None
+        return Var(offsets, out)

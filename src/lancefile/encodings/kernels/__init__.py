@@ -85,9 +85,11 @@ from .fsst import (
     fsst_compress,
     fsst_decompress,
     fsst_decompress_spans,
+    fsst_decompress_spans_tables,
     fsst_decompress_py,
     fsst_make_symbol_table,
     fsst_parse_symbol_table,
+    fsst_parse_symbol_tables,
 )
 from .distinct import all_distinct
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip

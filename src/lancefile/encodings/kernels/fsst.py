@@ -26,6 +26,8 @@ __all__ = [
     "fsst_build_symbol_table_py",
     "fsst_decompress",
     "fsst_decompress_spans",
+    "fsst_decompress_spans_tables",
+    "fsst_parse_symbol_tables",
     "fsst_compress",
     "fsst_make_symbol_table",
 ]
@@ -76,64 +78,71 @@ def _fsst_tables(symbols, lengths):
 
 
 @_Kernel
-def _k_fsst_measure(codes, starts, ends, lens, n_symbols, out_offsets):
+def _k_fsst_measure(codes, starts, ends, bounds, lens, n_symbols, out_offsets):
     # Pass 1: output size of every string (string i is codes[starts[i]:ends[i]]), with
-    # every check. Returns (status, string): 1 = bad bounds, 2 = escape as the string's last
-    # byte, 3 = code without a symbol.
+    # every check. Strings bounds[t]..bounds[t + 1] use symbol table t (lens[t], n_symbols[t]):
+    # the pages of a take, each with its own table, in one call. Returns (status, string):
+    # 1 = bad bounds, 2 = escape as the string's last byte, 3 = code without a symbol.
     ncodes = codes.shape[0]
     total = 0
     out_offsets[0] = 0
-    for i in range(starts.shape[0]):
-        p = starts[i]
-        end = ends[i]
-        if p < 0 or end < p or end > ncodes:
-            return 1, i
-        while p < end:
-            c = codes[p]
-            if c == 255:
-                if p + 1 >= end:
-                    return 2, i
-                total += 1
-                p += 2
-            elif c < n_symbols:
-                total += lens[c]
-                p += 1
-            else:
-                return 3, i
-        out_offsets[i + 1] = total
+    for t in range(bounds.shape[0] - 1):
+        n_sym = n_symbols[t]
+        for i in range(bounds[t], bounds[t + 1]):
+            p = starts[i]
+            end = ends[i]
+            if p < 0 or end < p or end > ncodes:
+                return 1, i
+            while p < end:
+                c = codes[p]
+                if c == 255:
+                    if p + 1 >= end:
+                        return 2, i
+                    total += 1
+                    p += 2
+                elif c < n_sym:
+                    total += lens[t, c]
+                    p += 1
+                else:
+                    return 3, i
+            out_offsets[i + 1] = total
     return 0, -1
 
 
 @_Kernel
-def _k_fsst_fill(codes, starts, ends, sym_u64, lens, out):
+def _k_fsst_fill(codes, starts, ends, bounds, sym_u64, lens, out):
     # Pass 2: write the strings back to back into all of ``out``; the input was validated by
-    # _k_fsst_measure. A symbol's 8 bytes are stored at once (one unaligned store) in a string
-    # whose codes all have 8 bytes of room in ``out`` (checked once a string), else byte by
-    # byte, so a half decoded on another thread never writes into its neighbour's bytes.
+    # _k_fsst_measure (table t for strings bounds[t]..bounds[t + 1]). A symbol's 8 bytes are
+    # stored at once (one unaligned store) in a string whose codes all have 8 bytes of room
+    # in ``out`` (checked once a string), else byte by byte, so a half decoded on another
+    # thread never writes into its neighbour's bytes.
     # The code position is unsigned: a signed index costs a negative-index fix-up on every
     # load (a quarter of this loop's time).
     pos = 0
     room = out.shape[0]
     one = np.uint64(1)
-    for i in range(starts.shape[0]):
-        p = np.uint64(starts[i])
-        end = np.uint64(ends[i])
-        wide = pos + 8 * (ends[i] - starts[i]) <= room  # the same for the whole string
-        while p < end:
-            c = codes[p]
-            if c == 255:
-                out[pos] = codes[p + one]
-                pos += 1
-                p += one + one
-                continue
-            if wide:
-                store_u64(out, pos, sym_u64[c])
-            else:
-                v = sym_u64[c]
-                for k in range(lens[c]):
-                    out[pos + k] = (v >> (8 * k)) & 0xFF
-            pos += lens[c]
-            p += one
+    for t in range(bounds.shape[0] - 1):
+        syms = sym_u64[t]
+        ln = lens[t]
+        for i in range(bounds[t], bounds[t + 1]):
+            p = np.uint64(starts[i])
+            end = np.uint64(ends[i])
+            wide = pos + 8 * (ends[i] - starts[i]) <= room  # the same for the whole string
+            while p < end:
+                c = codes[p]
+                if c == 255:
+                    out[pos] = codes[p + one]
+                    pos += 1
+                    p += one + one
+                    continue
+                if wide:
+                    store_u64(out, pos, syms[c])
+                else:
+                    v = syms[c]
+                    for k in range(ln[c]):
+                        out[pos + k] = (v >> (8 * k)) & 0xFF
+                pos += ln[c]
+                p += one
 
 
 # Below this many code bytes, one thread decodes (a thread costs more than it saves).
@@ -183,35 +192,113 @@ def fsst_decompress_spans(data, starts, sizes, symbols, lengths) -> tuple[np.nda
 
 def _decompress(codes, starts, ends, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:
     sym_bytes, lens, n = _fsst_tables(symbols, lengths)
+    bounds = np.array([0, starts.size], np.int64)
+    return _decompress_tables(codes, starts, ends, bounds, sym_bytes.view("<u8").reshape(1, 256),
+                              lens.reshape(1, 256), np.array([n], np.int64))
+
+
+def _decompress_tables(codes, starts, ends, bounds, sym_u64, lens, n_symbols) -> tuple[np.ndarray, np.ndarray]:
+    """Strings ``bounds[t]..bounds[t + 1]`` decoded with table ``t`` (``sym_u64[t]``,
+    ``lens[t]``, ``n_symbols[t]``), all in one measuring and one filling pass."""
     count = starts.size
     if count == 0:
         return np.empty(0, np.uint8), np.zeros(1, np.int64)
-    sym_u64 = sym_bytes.view("<u8").reshape(-1)
     # Large inputs are decoded in two halves on two threads (the kernels release the GIL):
     # counted in code bytes, not in the distance they span (a take's few strings scattered
     # over a page paid a thread hand-off each)
     halves = 2 if count > 1 and int((ends - starts).sum()) >= PARALLEL_FSST_BYTES else 1
     cuts = [count * k // halves for k in range(halves + 1)]
-    parts = [(starts[a:b], ends[a:b], np.empty(b - a + 1, dtype=np.int64)) for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [(starts[a:b], ends[a:b], np.empty(b - a + 1, dtype=np.int64), np.clip(bounds, a, b) - a)
+             for a, b in zip(cuts[:-1], cuts[1:])]
 
     def measure(part):
-        return _k_fsst_measure(codes, part[0], part[1], lens, n, part[2])
+        return _k_fsst_measure(codes, part[0], part[1], part[3], lens, n_symbols, part[2])
 
-    for k, (status, where) in enumerate(run_parallel(measure, parts)):
+    for k, (status, where) in enumerate(run_parallel(measure, parts) if halves > 1 else [measure(parts[0])]):
         if status:
             where += cuts[k]
-            raise CorruptFileError(f"FSST string {where} " + _FSST_ERRORS[status].format(n=codes.size))
+            table = int(np.searchsorted(bounds, where, side="right")) - 1
+            which = f" of symbol table {table}" if len(bounds) > 2 else ""  # numbered from the table's first
+            err = CorruptFileError(f"FSST string {where - int(bounds[table])}{which} "
+                                   + _FSST_ERRORS[status].format(n=codes.size))
+            err.table = table  # which table's strings: a caller names its page
+            raise err
     sizes = [int(p[2][-1]) for p in parts]
     data = empty(sum(sizes), np.uint8)
     out_at = np.cumsum([0] + sizes)
 
     def fill(k):
-        s, e, _ = parts[k]
-        _k_fsst_fill(codes, s, e, sym_u64, lens, data[out_at[k] : out_at[k + 1]])
+        s, e, _, bnd = parts[k]
+        _k_fsst_fill(codes, s, e, bnd, sym_u64, lens, data[out_at[k] : out_at[k + 1]])
 
-    run_parallel(fill, range(len(parts)))
-    out_offsets = np.concatenate([parts[0][2]] + [p[2][1:] + out_at[k] for k, p in enumerate(parts) if k])
-    return data, out_offsets
+    if halves > 1:
+        run_parallel(fill, range(len(parts)))
+        return data, np.concatenate([parts[0][2]] + [p[2][1:] + out_at[k] for k, p in enumerate(parts) if k])
+    fill(0)
+    return data, parts[0][2]
+
+
+def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Parse many symbol tables at once (e.g. every page's of a take): ``(symbols (k, 256)
+    u64, lengths (k, 256) int64, symbol counts (k,), compressed (k,) bool)``, unused slots
+    zero. :func:`fsst_parse_symbol_table` of each, with numpy over all of them.
+
+    Example::
+
+        >>> t = fsst_make_symbol_table([int.from_bytes(b"ab", "little")], [2])
+        >>> syms, lens, n, on = fsst_parse_symbol_tables([t, t])
+        >>> n.tolist(), lens[:, :2].tolist(), on.tolist()
+        ([1, 1], [[2, 0], [2, 0]], [True, True])
+    """
+    raws = [_byte_view(t) for t in tables]
+    bad = [k for k, r in enumerate(raws) if r.size != FSST_SYMBOL_TABLE_SIZE]
+    if bad:
+        raise CorruptFileError(f"FSST symbol table {bad[0]} has {raws[bad[0]].size} bytes, "
+                               f"expected {FSST_SYMBOL_TABLE_SIZE}")
+    raw = np.stack(raws) if raws else np.zeros((0, FSST_SYMBOL_TABLE_SIZE), np.uint8)
+    header = raw[:, :8].copy().view("<u8")[:, 0]
+    wrong = np.flatnonzero(header >> np.uint64(32) != _FSST_MAGIC)
+    if len(wrong):
+        raise CorruptFileError(f"FSST symbol table {int(wrong[0])} has a bad magic "
+                               f"(header {int(header[wrong[0]]):#018x})")
+    n = (header & np.uint64(0xFF)).astype(np.int64)
+    compressed = (header >> np.uint64(24) & np.uint64(1)).astype(bool)
+    used = np.arange(256)[None, :] < n[:, None]
+    symbols = np.where(used, raw[:, 8 : 8 + 8 * 256].copy().view("<u8"), np.uint64(0))
+    # the lengths follow the n symbols: bytes 8 + 8n + j (at most 2,303 with n <= 255)
+    at = 8 + 8 * n[:, None] + np.arange(256)[None, :]
+    lengths = np.where(used, np.take_along_axis(raw, at, axis=1), 0).astype(np.int64)
+    out = np.flatnonzero(compressed & np.any(used & ((lengths < 1) | (lengths > 8)), axis=1))
+    if len(out):
+        raise CorruptFileError(f"FSST symbol table {int(out[0])} has a symbol length outside 1..8")
+    return symbols, lengths, n, compressed
+
+
+def fsst_decompress_spans_tables(data, starts, sizes, tables, counts) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fsst_decompress_spans` of strings under several symbol tables: the first
+    ``counts[0]`` strings use ``tables[0]`` (raw 2,312-byte tables), the next ``counts[1]``
+    ``tables[1]``, and so on, in one pass (a take's rows on 15 pages, each page with its
+    table, pay one call, not 15). Every table must have its switch bit on (compressed).
+
+    Example::
+
+        >>> t1 = fsst_make_symbol_table([int.from_bytes(b"ab", "little")], [2])
+        >>> t2 = fsst_make_symbol_table([int.from_bytes(b"xyz", "little")], [3])
+        >>> data, offs = fsst_decompress_spans_tables(bytes([0, 0, 0]), [0, 1, 2], [1, 1, 1], [t1, t2], [2, 1])
+        >>> bytes(data), offs.tolist()
+        (b'ababxyz', [0, 2, 4, 7])
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64).reshape(-1)
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if starts.shape != sizes.shape or len(counts) != len(tables) or int(counts.sum()) != starts.size or (
+            len(counts) and int(counts.min()) < 0):
+        raise InvalidInputError("starts and sizes must be equally long, and counts (one per table) sum to them")
+    symbols, lengths, n, compressed = fsst_parse_symbol_tables(tables)
+    if not compressed.all():
+        raise InvalidInputError(f"FSST symbol table {int(np.flatnonzero(~compressed)[0])} stores its strings raw")
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    return _decompress_tables(_byte_view(data), starts, starts + sizes, bounds, symbols, lengths, n)
 
 
 def fsst_decompress_py(codes, offsets, symbols, lengths) -> tuple[np.ndarray, np.ndarray]:

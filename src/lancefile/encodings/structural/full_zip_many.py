@@ -13,11 +13,12 @@ is :func:`take_pages`.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from ...errors import CorruptFileError
 from ...io import read_spans
 from .. import kernels
-from ..compressive import decode_fixed_values, decode_variable_spans
+from ..compressive import decode_fixed_values, decode_variable_spans_many
 from ..compressive.values import Var
 from ..arrowutil import concat_arrays
 from .base import EntrySpans, PagePart, pages_where, select_part, values_to_arrow
@@ -101,8 +102,9 @@ def _row_ranges(items: list, rows: np.ndarray, item: np.ndarray, data_size: np.n
 def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.ndarray, page_bytes: np.ndarray,
             where: str):
     """The visible entries' values as one Arrow array: decoded at once where the pages' value
-    encodings are equal, else page by page (a page's entries are those whose bytes lie in its
-    rows)."""
+    encodings are equal, else in runs of pages that one call decodes (FSST pages with their
+    own tables: see :func:`decode_variable_spans_many`) or page by page (a page's entries are
+    those whose bytes lie in its rows)."""
     dec0 = items[0][0]
     visible = None if defs is None else defs <= dec0.max_visible
     if dec0.fixed >= 0:  # every visible entry has a value of ``fixed`` bytes
@@ -114,24 +116,28 @@ def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.nd
         starts, lengths = np.where(has, vs, 0), np.where(has, vl, 0)
     encodings = [dec.msg.value_compression for dec, *_ in items]
     if all(e == encodings[0] for e in encodings[1:]):
-        groups = [(0, len(starts), items[0])]
+        bounds = np.array([0, len(starts)], np.int64)
+        encodings, items = encodings[:1], items[:1]
     else:  # entries of page k: their bytes lie in [page_bytes[k], page_bytes[k + 1])
         where_at = np.where(lengths > 0, starts, -1)
         # an empty value belongs to the page of the value before it (any page decodes it alike)
         where_at = np.maximum.accumulate(where_at) if len(where_at) else where_at
         cuts = np.searchsorted(where_at, page_bytes[1:-1], side="left")
         bounds = np.concatenate([[0], cuts, [len(starts)]])
-        groups = [(int(bounds[k]), int(bounds[k + 1]), items[k]) for k in range(len(items))
-                  if bounds[k + 1] > bounds[k]]
-    parts = []
-    for a, b, (dec, page, *_) in groups:
-        ce = dec.msg.value_compression
-        if dec0.fixed >= 0:
-            got = kernels.gather_bytes(data, starts[a:b], lengths[a:b])
-            parts.append(decode_fixed_values(ce, got.reshape(b - a, dec0.fixed), page.where))
-        else:
-            parts.append(decode_variable_spans(ce, data, starts[a:b], lengths[a:b], page.where))
+    if dec0.fixed < 0:  # runs of pages in one call each (FSST pages, a symbol table each, too)
+        parts = decode_variable_spans_many(encodings, data, starts, lengths, np.diff(bounds),
+                                           [page.where for _, page, *_ in items])
+    else:
+        parts = []
+        for k, (dec, page, *_) in enumerate(items):
+            a, b = int(bounds[k]), int(bounds[k + 1])
+            if b > a:
+                got = kernels.gather_bytes(data, starts[a:b], lengths[a:b])
+                parts.append(decode_fixed_values(dec.msg.value_compression, got.reshape(b - a, dec0.fixed),
+                                                 page.where))
     dtype = dec0.leaf.dtype
+    if not parts:  # no visible values
+        return pa.array([], dtype)
     if len(parts) > 1 and all(isinstance(p, Var) for p in parts):  # one Arrow array built, not one a page
         offsets = [parts[0].offsets]
         base = int(parts[0].offsets[-1])
