@@ -252,3 +252,32 @@ def test_a_page_left_to_its_own_parse_does_not_fetch_its_metadata_twice(tmp_path
     reader = lancefile.LanceFileReader(src)
     requests(src, reader, [a, b])  # pages 0 and 1 parsed together
     assert requests(src, reader, [a, c]) <= alone  # page 2 alone in the batch: parsed by itself
+
+
+def test_a_local_file_reads_many_ranges_in_one_loop_and_names_a_short_read(tmp_path):
+    """``read_spans`` of a local file goes through ``LocalFileSource.read_many_into`` (one
+    loop of preadv): the same bytes as one ``read`` each; a file cut short after it was
+    opened raises LanceIOError naming the short read rather than returning stale bytes."""
+    from lancefile.errors import LanceIOError
+    from lancefile.io import LocalFileSource, read_spans
+
+    data = np.random.default_rng(3).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    path = tmp_path / "bytes.bin"
+    path.write_bytes(data)
+    src = LocalFileSource(path)
+    calls = []
+    real = src.read_many_into
+    src.read_many_into = lambda *a: (calls.append(len(a[0])), real(*a))[1]
+    starts = [150_000, 3, 90_000, 40_000, 199_990]
+    lengths = [1000, 17, 0, 8192, 10]
+    buf, at = read_spans(src, starts, lengths)
+    for s, n, a in zip(starts, lengths, at):
+        assert bytes(buf[a : a + n]) == data[s : s + n]
+    assert calls == [5]  # one call for the five requests (no two ranges within the coalescing gap)
+    with open(path, "r+b") as fh:
+        fh.truncate(100_000)
+    with pytest.raises(LanceIOError, match=r"short read at 150000 \(0 of 1000 bytes\)"):
+        read_spans(src, [150_000], [1000])
+    src.close()
+    with pytest.raises(LanceIOError, match="closed"):
+        read_spans(src, [0], [10])

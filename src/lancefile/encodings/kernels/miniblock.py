@@ -13,7 +13,8 @@ import numpy as np
 from ...errors import CorruptFileError
 from ._common import _byte_view, _helper, _Kernel, empty
 
-__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_chunk_words_many", "miniblock_plain_values", "miniblock_plain_take"]
+__all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_chunk_words_many", "miniblock_chunk_rows",
+           "miniblock_plain_values", "miniblock_plain_take"]
 
 
 @_Kernel
@@ -130,6 +131,44 @@ def miniblock_chunk_words_many(words: np.ndarray, page_words, num_items):
     offsets, sizes, counts = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     _k_chunk_words_many(words, page_words, num_items, offsets, sizes, counts)
     return offsets, sizes, counts
+
+
+@_Kernel
+def _k_chunk_rows(ended, page_chunks, page_rows, item_of, first, key):
+    base = 0
+    c = 0
+    for k in range(page_chunks.shape[0]):
+        before = 0
+        for _ in range(page_chunks[k]):
+            item_of[c] = k
+            first[c] = before
+            key[c] = base + before
+            before += ended[c]
+            c += 1
+        base += page_rows[k] + 1
+
+
+def miniblock_chunk_rows(ended, page_chunks, page_rows):
+    """Where the chunks of pages laid back to back start, in rows: ``(item_of, first, key)``
+    per chunk, its page, the rows of its page ended before it (``ended``: rows each chunk
+    ends) and ``first`` plus ``base`` of its page, where page k's rows map to ``[base[k],
+    base[k] + page_rows[k]]`` (one sorted key finds any page's rows with one search).
+
+    Example::
+
+        >>> item, first, key = miniblock_chunk_rows([2, 2, 1, 3], [2, 2], [4, 4])
+        >>> item.tolist(), first.tolist(), key.tolist()
+        ([0, 0, 1, 1], [0, 2, 0, 1], [0, 2, 5, 6])
+    """
+    ended = np.ascontiguousarray(ended, dtype=np.int64)
+    page_chunks = np.ascontiguousarray(page_chunks, dtype=np.int64)
+    page_rows = np.ascontiguousarray(page_rows, dtype=np.int64)
+    n = len(ended)
+    if int(page_chunks.sum()) != n or page_chunks.shape != page_rows.shape or (n and int(page_chunks.min()) < 0):
+        raise ValueError("page_chunks must add up to the chunks, one per page with page_rows")
+    item_of, first, key = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    _k_chunk_rows(ended, page_chunks, page_rows, item_of, first, key)
+    return item_of, first, key
 
 
 @_helper

@@ -260,14 +260,16 @@ def _variable_dictionaries(todo: list):
     return offsets, kernels.gather_bytes(out, body + firsts, nbytes), n.tolist()
 
 
-def _dictionary_blocks(pairs: list):
+def _dictionary_blocks(pairs: list, gather: bool = True):
     """The ``Variable`` dictionary blocks of the pages of ``pairs`` (``(decoder, page)``, one
     encoding): ``(bytes, offsets, first offset of each block, where its items' bytes start,
     items of each, bytes after that start)``, all blocks in one array (see
     :func:`block_parts_many`), each block's first and last offsets checked against its
     bytes. Compressed blocks are decompressed in one pass and their headers read with numpy;
     others (or blocks out of the usual form) are read one by one. None when a dictionary is
-    something else or fails a check: a page's own load then says what is wrong."""
+    something else or fails a check: a page's own load then says what is wrong.
+    ``gather=False``: ``offsets`` may be any array holding every block's offsets at
+    ``first[i]...`` (u32 words of the decompressed bytes: nothing copied), for lookups."""
     enc = pairs[0][0].msg.dictionary
     kind = enc.WhichOneof("compression")
     inner = enc.general.values if kind == "general" else enc
@@ -284,7 +286,7 @@ def _dictionary_blocks(pairs: list):
             out, ostarts, osizes = decompress_spans(enc.general.compression, np.concatenate(raws),
                                                     np.cumsum(sizes) - sizes, sizes,
                                                     pages_where(pairs[0][1], pairs[-1][1]))
-            parts = block_parts_many(inner.variable, out[: len(out) // 4 * 4], ostarts, osizes, n)
+            parts = block_parts_many(inner.variable, out[: len(out) // 4 * 4], ostarts, osizes, n, gather)
             if parts is None:  # not the usual form: page by page
                 raws = [out[a : a + z] for a, z in zip(ostarts.tolist(), osizes.tolist())]
         if kind != "general" or parts is None:
@@ -314,7 +316,7 @@ def _look_up(items: list, idx: np.ndarray, value_cuts: np.ndarray, where: str):
     dtype = items[0][0].leaf.dtype
     if pa.types.is_dictionary(dtype) or any(dec.loaded_dictionary(page) is not None for dec, page, *_ in items):
         return None
-    blocks = _dictionary_blocks(items)
+    blocks = _dictionary_blocks(items, gather=False)
     if blocks is None:
         return None
     out, offs, first, body, n, room = blocks
@@ -322,7 +324,7 @@ def _look_up(items: list, idx: np.ndarray, value_cuts: np.ndarray, where: str):
     if at is None:
         return None
     page = np.repeat(np.arange(len(items)), np.diff(value_cuts))
-    lo, hi = offs[at], offs[at + 1]
+    lo, hi = offs[at].astype(np.int64), offs[at + 1].astype(np.int64)
     if np.any(lo < 0) or np.any(hi < lo) or np.any(hi > room[page]):
         return None
     lengths = hi - lo
@@ -408,26 +410,27 @@ class _ChunkTable:
     __slots__ = ("decoders", "offsets", "sizes", "counts", "ended", "partial", "first", "item_of", "data_at",
                  "chunk_bounds", "base", "key")
 
-    def __init__(self, items: list) -> None:
+    def __init__(self, items: list, parsed: tuple | None = None) -> None:
+        """``parsed``: every item's chunks back to back, as :func:`_parse_chunk_words` made
+        them (``(offsets, sizes, counts, ended or None, partial or None, chunks per item)``),
+        or None to gather them from the items' decoders."""
         self.decoders = tuple(dec for dec, *_ in items)
-        chunks = [dec.chunks(page) for dec, page, *_ in items]
-        per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
+        if parsed is None:
+            chunks = [dec.chunks(page) for dec, page, *_ in items]
+            per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
+            lists = chunks[0][3] is not None
+            parsed = tuple(np.concatenate([c[j] for c in chunks]) if j < 3 or lists else None for j in range(5))
+            parsed += (per,)
+        self.offsets, self.sizes, self.counts, ended, partial, per = parsed
         self.chunk_bounds = np.concatenate([[0], np.cumsum(per)])
-        self.offsets = np.concatenate([c[0] for c in chunks])
-        self.sizes = np.concatenate([c[1] for c in chunks])
-        self.counts = np.concatenate([c[2] for c in chunks])
-        lists = chunks[0][3] is not None
-        self.ended = np.concatenate([c[3] for c in chunks]) if lists else self.counts
-        self.partial = np.concatenate([c[4] for c in chunks]) if lists else np.zeros(len(self.counts), np.int64)
-        self.item_of = np.repeat(np.arange(len(items)), per)
-        before = np.cumsum(self.ended) - self.ended  # rows ended before each chunk, all pages
-        self.first = before - np.repeat(before[np.minimum(self.chunk_bounds[:-1], len(before) - 1)]
-                                        if len(before) else per, per)  # ... in its own page
+        self.ended = self.counts if ended is None else ended
+        self.partial = np.zeros(len(self.counts), np.int64) if partial is None else partial
         self.data_at = np.fromiter((page.page.buffers[_DATA].position for _, page, *_ in items), np.int64,
                                    len(items))  # every page has its chunk buffer: checked by chunks()
         rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
         self.base = np.cumsum(rows + 1) - (rows + 1)  # item k's rows map to [base[k], base[k] + rows[k]]
-        self.key = self.base[self.item_of] + self.first
+        # each chunk's item, the rows of its page ended before it, and base + first
+        self.item_of, self.first, self.key = kernels.miniblock_chunk_rows(self.ended, per, rows)
 
 
 def _chunk_table(items: list, fetched: list) -> _ChunkTable:
@@ -439,7 +442,10 @@ def _chunk_table(items: list, fetched: list) -> _ChunkTable:
     if cached is not None and len(cached.decoders) == len(items) and all(
             a is b for a, (b, *_) in zip(cached.decoders, items)):
         return cached
-    _parse_chunk_words(items, fetched)
+    parsed = _parse_chunk_words(items, fetched)
+    if parsed is not None:  # every page parsed just now, back to back: no gathering again
+        table = dec0._chunk_table = _ChunkTable(items, parsed)
+        return table
     for (dec, page, *_), got in zip(items, fetched):  # pages left to their own parse: hand over their buffers
         if dec._chunks is None and got is not None:
             bufs = page.page.buffers
@@ -450,24 +456,25 @@ def _chunk_table(items: list, fetched: list) -> _ChunkTable:
     return table
 
 
-def _parse_chunk_words(items: list, fetched: list) -> None:
+def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
     """Parse, all at once, the chunk metadata (and repetition indexes) of the pages of
     ``items`` not parsed yet, from the buffers :func:`_prime` fetched (``fetched``). A page
     whose metadata fails a check, or was not fetched, is left to its own parse, which says
-    what is wrong with it."""
+    what is wrong with it. When every item was parsed here (a take on a fresh reader), their
+    chunks back to back are returned for :class:`_ChunkTable`; else None."""
     picked = [((dec, page), g) for (dec, page, *_), g in zip(items, fetched) if dec._chunks is None and g is not None]
     if len(picked) < 2:
-        return
+        return None
     todo, got = [p for p, _ in picked], [g for _, g in picked]
     word, depth = todo[0][0].word, todo[0][0].depth
     wanted = [int(dec.msg.num_items) for dec, _ in todo]  # uint64 in the file: checked before numpy holds it
     if max(wanted) > MAX_PAGE_ITEMS:
-        return
+        return None
     num_items = np.array(wanted, np.int64)
     metas = [g[0] for g in got]
     nbytes = np.fromiter((len(m) for m in metas), np.int64, len(metas))
     if np.any(nbytes % word) or any(dec.depth != depth for dec, _ in todo):
-        return
+        return None
     per = nbytes // word
     offsets, sizes, counts = kernels.miniblock_chunk_words_many(np.concatenate(metas).view(f"<u{word}"), per,
                                                                 num_items)
@@ -496,13 +503,16 @@ def _parse_chunk_words(items: list, fetched: list) -> None:
     elif not todo[0][0].leaf.max_rep:
         ok &= num_items == rows  # no lists: a value a row
     else:
-        return  # lists without a repetition index: rows are found page by page
+        return None  # lists without a repetition index: rows are found page by page
     bounds = np.concatenate([[0], ends]).tolist()
     for k, (dec, _) in enumerate(todo):
         if ok[k]:
             a, b = bounds[k], bounds[k + 1]
             dec._chunks = (offsets[a:b], sizes[a:b], counts[a:b],
                            None if completed is None else completed[a:b], None if partial is None else partial[a:b])
+    if len(todo) == len(items) and ok.all():
+        return offsets, sizes, counts, completed, partial, per
+    return None
 
 
 def _range_spans(items, rep, entries, first_row, breaks, wanted, where):

@@ -1,0 +1,67 @@
+"""Tests of the mini-block chunk-table kernel: where the chunks of pages laid back to back
+start, in rows, against the numpy formula it replaces; and a take's chunk table made from
+freshly parsed metadata equals the one gathered page by page."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lancefile
+from lancefile.encodings import kernels as k
+
+
+@given(st.lists(st.lists(st.integers(0, 50), max_size=12), min_size=1, max_size=8))
+def test_chunk_rows_equal_the_numpy_formula(pages):
+    ended = np.array([e for p in pages for e in p], np.int64)
+    per = np.array([len(p) for p in pages], np.int64)
+    rows = np.array([sum(p) for p in pages], np.int64)
+    item, first, key = k.miniblock_chunk_rows(ended, per, rows)
+    want_item = np.repeat(np.arange(len(pages)), per)
+    before = np.cumsum(ended) - ended
+    page_start = np.cumsum(per) - per
+    want_first = before - np.repeat(before[np.minimum(page_start, max(len(before) - 1, 0))] if len(before) else per,
+                                    per)
+    base = np.cumsum(rows + 1) - (rows + 1)
+    np.testing.assert_array_equal(item, want_item)
+    np.testing.assert_array_equal(first, want_first)
+    np.testing.assert_array_equal(key, base[want_item] + want_first)
+
+
+def test_chunk_rows_refuses_counts_that_do_not_add_up():
+    with pytest.raises(ValueError, match="add up"):
+        k.miniblock_chunk_rows([1, 2, 3], [2, 2], [3, 3])
+    with pytest.raises(ValueError, match="add up"):
+        k.miniblock_chunk_rows([1, 2], [2], [3, 4])
+
+
+@pytest.mark.parametrize("lists", [False, True])
+def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
+    from lancefile.encodings.structural import mini_block_many as mbm
+
+    rng = np.random.default_rng(4)
+    n = 60_000
+    col = (pa.array([list(range(int(x))) for x in rng.integers(0, 5, n)], pa.list_(pa.int64())) if lists
+           else pa.array(rng.integers(0, 1 << 40, n)))
+    p = tmp_path / "t.lance"
+    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024)
+    idx = np.sort(rng.choice(n, 50, replace=False))
+    tables = []
+    real = mbm._ChunkTable
+
+    def keep(items, parsed=None):
+        fresh = real(items, parsed)
+        tables.append((fresh, real(items), parsed is not None))  # ... and gathered from the pages' decoders
+        return fresh
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mbm, "_ChunkTable", keep)
+        got = lancefile.LanceFileReader(p).take_rows(idx).to_table()
+    assert got.column("c").combine_chunks().equals(col.take(pa.array(idx)))
+    assert tables and all(used for *_, used in tables)  # every table came from the parse, not gathered again
+    for fresh, gathered, _ in tables:
+        for name in mbm._ChunkTable.__slots__[1:]:
+            np.testing.assert_array_equal(getattr(fresh, name), getattr(gathered, name), err_msg=name)
