@@ -384,3 +384,77 @@ def test_cli_verify(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "missing.lance")]) == 1
     assert main(["verify", str(good), "--no-decode", "--progress"]) == 0
     assert "decoding" not in capsys.readouterr().err
+
+
+# -- small page buffers: their own hashes (layout 2) -------------------------------------------
+
+
+def test_whole_small_page_buffers_are_read_exactly_and_checked_by_their_own_hash(tmp_path, monkeypatch):
+    """A take reads each page's chunk metadata and repetition index (small buffers) exactly,
+    not widened to the blocks around them, and checks them by their own hashes: a damaged
+    byte in one is caught and named like a damaged block."""
+    import lancefile.format.checksums as module
+    import lancefile.sink as sink_module
+
+    t = _table(200_000)
+    data = _write(tmp_path / "f.lance", t, "2.2")
+    with monkeypatch.context() as mp:  # the same file with layout 1: every read widened to blocks
+        mp.setattr(module, "LAYOUT_VERSION", 1)
+        mp.setattr(sink_module, "BLOCK_BYTES", 0)
+        old = _write(tmp_path / "old.lance", t, "2.2")
+    reader = lancefile.LanceFileReader(data, columns=["l"])
+    ck = reader._layout.checksums
+    small = dict(zip(ck._small_pos.tolist(), ck._small_size.tolist()))
+    assert len(small) > 10 and max(small.values()) <= BLOCK_BYTES
+    rows = [5, 70_000, 150_000, 199_999]
+    read = {}
+    for name, raw in (("new", data), ("old", old)):
+        src = CountingSource(InMemorySource(raw))
+        got = lancefile.LanceFileReader(src, columns=["l"])
+        src.reset()
+        assert got.take_rows(rows).to_table().column("l").to_pylist() == t.column("l").take(rows).to_pylist()
+        read[name] = (src.bytes_read, [p for p, _ in src.ranges])
+    assert read["new"][0] < read["old"][0]
+    assert any(p in small and p % BLOCK_BYTES for p in read["new"][1])  # a request starts at a small buffer
+    # damage inside the chunk metadata of the page of the list column that holds row 150_000
+    col = next(i for i, f in reader.column_owners().items() if f.name == "item")
+    pages = reader.metadata().columns[col].pages
+    starts = np.cumsum([0] + [pg.length for pg in pages])
+    k = int(np.searchsorted(starts, 150_000, side="right")) - 1
+    pos, size = pages[k].buffers[0]
+    assert small.get(pos) == size
+    bad = bytearray(data)
+    bad[pos + size // 2] ^= 0x08
+    with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{pos}, {pos + size}\) \(column {col} page {k}\b"):
+        lancefile.LanceFileReader(bytes(bad), columns=["l"]).take_rows(rows).to_table()
+    assert lancefile.LanceFileReader(bytes(bad), columns=["l"], verify_checksums=False).take_rows([5]).to_table().num_rows == 1
+
+
+def test_files_of_layout_1_are_still_checked(tmp_path, monkeypatch):
+    """A checksum buffer without small-buffer hashes (layout 1, lancefile before them) reads
+    and checks as before; a layout-1 buffer with extra bytes, or small buffers that overlap,
+    are refused."""
+    import lancefile.format.checksums as module
+    import lancefile.sink as sink_module
+
+    monkeypatch.setattr(module, "LAYOUT_VERSION", 1)
+    monkeypatch.setattr(sink_module, "BLOCK_BYTES", 0)  # no page buffer is small
+    t = _table(50_000)
+    data = _write(tmp_path / "f.lance", t, "2.2")
+    reader = lancefile.LanceFileReader(data)
+    assert reader.has_checksums and not len(reader._layout.checksums._small_pos)
+    assert reader.read_all().to_table().equals(t)
+    bad = bytearray(data)
+    bad[reader.metadata().columns[0].pages[0].buffers[0][0]] ^= 1
+    with pytest.raises(lancefile.ChecksumError):
+        lancefile.LanceFileReader(bytes(bad)).read_all().to_table()
+    monkeypatch.undo()
+    h = BlockHasher(16, 2)
+    h.update(bytes(100))
+    kw = dict(covered=100, schema=b"s", columns=[b"c"], tail=b"t", num_global_buffers=2, block_size=16,
+              span_blocks=2)
+    ok = module.build_buffer(h.finish(), **kw, small=([0, 40], [16, 8], [1, 2]))
+    assert FileChecksums.parse(ok, "f").small(40, 8) == 1
+    for small in (([0, 10], [16, 8], [1, 2]), ([90], [16], [1])):  # overlapping; past the covered bytes
+        with pytest.raises(lancefile.CorruptFileError, match="small page buffers overlap or lie past"):
+            FileChecksums.parse(module.build_buffer(h.finish(), **kw, small=small), "f")

@@ -23,7 +23,8 @@ import numpy as np
 
 from ._proto import file2_pb2
 from .encodings.page import EncodedPage
-from .format.checksums import BlockHasher, build_buffer as build_checksum_buffer, buffer_size as checksum_buffer_size
+from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_checksum_buffer,
+                               buffer_size as checksum_buffer_size, hash_pieces)
 from .format.container import ARRAY_ENCODING_URL, BufferRef, Footer, encode_footer, encode_offset_table, pack_any
 from .tempfiles import create_locked
 
@@ -47,6 +48,8 @@ class FileSink:
         self.alignment = alignment
         # every byte written is hashed as it goes by, while it is still in the CPU's caches
         self.hasher = BlockHasher() if checksums else None
+        # page buffers of at most a block, hashed on their own: (position, size, hash) each
+        self.small: list[tuple[int, int, int]] = []
         # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
         # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).
         self.file = create_locked(path)
@@ -147,6 +150,9 @@ class FileSink:
 
     def add_page(self, column: int, page: EncodedPage) -> None:
         refs = [self.write_buffer(b) for b in page.buffers]
+        if self.hasher is not None:  # a reader checks a whole small buffer by its own hash, not its blocks
+            self.small.extend((r.position, r.size, hash_pieces(b)) for r, b in zip(refs, page.buffers)
+                              if 0 < r.size <= BLOCK_BYTES)
         self.pages[column].append(file2_pb2.ColumnMetadata.Page(
             buffer_offsets=[r.position for r in refs],
             buffer_sizes=[r.size for r in refs],
@@ -169,7 +175,7 @@ class FileSink:
         self.align()
         if self.hasher is not None:
             covered = self.pos
-            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered))
+            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered, num_small=len(self.small)))
         schema_at = self.pos if checksum_ref is None else _aligned(checksum_ref.position + checksum_ref.size,
                                                                     self.alignment)
         global_refs = [BufferRef(schema_at, len(descriptor))] + list(extra_globals)
@@ -187,8 +193,10 @@ class FileSink:
         if checksum_ref is not None:
             hashes = self.hasher.finish()
             self.hasher = None  # the rest is covered by its own hashes
+            small = tuple(zip(*self.small)) or ((), (), ())  # written in order: positions ascend
             self.write(build_checksum_buffer(hashes, covered=checksum_ref.position, schema=descriptor, columns=columns,
-                                             tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs)))
+                                             tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs),
+                                             small=small))
             self.align()
         assert self.pos == schema_at  # the plan above and the writes agree
         self.write([descriptor, *columns, cmo, gbo, footer])

@@ -8,13 +8,19 @@ writes one more global buffer, the file's last, that holds XXH3-64 hashes of
   and again in spans of 64 blocks (1 MiB), so that a large read needs one hash call a MiB;
 * global buffer 0 (the schema) and each column's metadata, one hash each;
 * the footer and the offset tables (all but the entry of this buffer itself);
+* every page buffer of at most ``block_size`` bytes on its own (layout 2): a page's chunk
+  metadata, repetition index, dictionary;
 * and itself (its last 8 bytes hash the rest).
 
 A read checks the blocks of exactly the byte ranges it fetches (a take of 10 rows hashes a
 few blocks, not the file; a scan hashes whole spans), the schema and the tail when the file is opened, and a column's
-metadata when it is parsed; a mismatch raises :class:`~lancefile.ChecksumError` naming the
-column, page and buffer. The reference reader sees one more global buffer and reads the
-file exactly as without it. Files without the buffer (the reference's) are read unchecked.
+metadata when it is parsed; a read of a whole small page buffer is checked against that
+buffer's own hash, so it fetches only the buffer's bytes instead of the blocks around it (a
+take over 70 pages of a nested column reads each page's 168-byte chunk metadata and
+672-byte repetition index: 16-32 KiB each when widened to blocks). A mismatch raises
+:class:`~lancefile.ChecksumError` naming the column, page and buffer. The reference reader
+sees one more global buffer and reads the file exactly as without it. Files without the
+buffer (the reference's) are read unchecked.
 
 Why XXH3-64 (the ``xxhash`` package): it hashes at 15-30 GB/s on one core here, three times
 hardware CRC32C (``crc32c`` package, ~10 GB/s) and fifteen times ``zlib.crc32``, which keeps a
@@ -37,6 +43,8 @@ Buffer layout (little-endian)::
     56  u64 x C   hash of each column's metadata
     ..  u64 x ceil(covered / block size)   hash of each block
     ..  u64 x ceil(covered / span size)    hash of each span
+    ..  u64 x K  position, u64 x K  hash, u32 x K  size of each small page buffer (layout 2:
+        K follows from the buffer's size; positions ascending, buffers apart)
     ..  u64 hash of all of the above
 
 Example::
@@ -69,10 +77,12 @@ from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
-           "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "is_checksum_buffer"]
+           "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer"]
 
 MAGIC = b"LFCKSUM1"
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2  # 1: no small-buffer hashes (read as ever)
+_LAYOUTS = (1, 2)
+_SMALL_ENTRY = 20  # position, hash, size
 XXH3_64 = 1
 BLOCK_BYTES = 16 * 1024
 # A second level: one hash per this many blocks (1 MiB). Large reads check whole spans with one
@@ -146,15 +156,30 @@ class BlockHasher:
         return self._blocks.finish(), self._spans.finish()
 
 
+def hash_pieces(data) -> int:
+    """XXH3-64 of bytes given whole or as a list of pieces laid back to back."""
+    if not isinstance(data, list):
+        return hash_bytes(memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B"))
+    h = xxhash.xxh3_64()
+    for p in data:
+        h.update(memoryview(np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p).cast("B"))
+    return h.intdigest()
+
+
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
-                 num_global_buffers: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS) -> bytes:
-    """The checksum buffer's bytes (see the module doc); ``hashes`` = (blocks, spans)."""
+                 num_global_buffers: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS,
+                 small: tuple | None = None) -> bytes:
+    """The checksum buffer's bytes (see the module doc); ``hashes`` = (blocks, spans);
+    ``small`` = (positions, sizes, hashes) of the small page buffers, positions ascending."""
     blocks, spans = hashes
+    pos, sizes, sums = small if small is not None else ([], [], [])
     head = HEADER.pack(MAGIC, LAYOUT_VERSION, XXH3_64, block_size, len(columns), covered, num_global_buffers,
                        span_blocks)
     body = (head + struct.pack("<QQ", hash_bytes(schema), hash_bytes(tail))
             + np.array([hash_bytes(c) for c in columns], dtype="<u8").tobytes()
-            + np.asarray(blocks, dtype="<u8").tobytes() + np.asarray(spans, dtype="<u8").tobytes())
+            + np.asarray(blocks, dtype="<u8").tobytes() + np.asarray(spans, dtype="<u8").tobytes()
+            + np.asarray(pos, dtype="<u8").tobytes() + np.asarray(sums, dtype="<u8").tobytes()
+            + np.asarray(sizes, dtype="<u4").tobytes())
     return body + struct.pack("<Q", hash_bytes(body))
 
 
@@ -162,9 +187,10 @@ def _count(covered: int, size: int) -> int:
     return -(-covered // size)
 
 
-def buffer_size(num_columns: int, covered: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS) -> int:
+def buffer_size(num_columns: int, covered: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS,
+                num_small: int = 0) -> int:
     spans = _count(covered, block_size * span_blocks) if span_blocks else 0
-    return _FIXED + 8 * num_columns + 8 * _count(covered, block_size) + 8 * spans + 8
+    return _FIXED + 8 * num_columns + 8 * _count(covered, block_size) + 8 * spans + _SMALL_ENTRY * num_small + 8
 
 
 def is_checksum_buffer(head) -> bool:
@@ -176,8 +202,11 @@ class FileChecksums:
 
     def __init__(self, path: str, block_size: int, covered: int, num_global_buffers: int, schema_hash: int,
                  tail_hash: int, column_hashes: np.ndarray, blocks: np.ndarray,
-                 span_blocks: int = 0, spans: np.ndarray | None = None) -> None:
+                 span_blocks: int = 0, spans: np.ndarray | None = None, small: tuple | None = None) -> None:
         self.path = path
+        # small page buffers hashed on their own: positions (ascending), sizes, hashes
+        empty = np.zeros(0, np.int64)
+        self._small_pos, self._small_size, self._small_hash = small if small is not None else (empty, empty, empty)
         self.block_size = block_size
         self.covered = covered
         self.num_global_buffers = num_global_buffers
@@ -199,18 +228,60 @@ class FileChecksums:
         if hash_bytes(body) != own:
             raise ChecksumError(f"{path}: checksum mismatch in the checksum buffer itself (the last global buffer)")
         _, version, algorithm, block_size, ncols, covered, ngb, span_blocks = HEADER.unpack_from(raw)
-        if version != LAYOUT_VERSION or algorithm != XXH3_64 or block_size < 1:
+        if version not in _LAYOUTS or algorithm != XXH3_64 or block_size < 1:
             raise CorruptFileError(f"{path}: checksum buffer of an unknown kind (layout {version}, algorithm "
                                    f"{algorithm}, blocks of {block_size} bytes)")
-        if len(raw) != buffer_size(ncols, covered, block_size, span_blocks):
+        base = buffer_size(ncols, covered, block_size, span_blocks)
+        extra = len(raw) - base
+        if extra < 0 or extra % _SMALL_ENTRY or (version == 1 and extra):
             raise CorruptFileError(f"{path}: the checksum buffer's size does not match its header")
         schema_hash, tail_hash = struct.unpack_from("<QQ", raw, HEADER.size)
         cols = np.frombuffer(raw, "<u8", ncols, _FIXED)
         nblocks = _count(covered, block_size)
         at = _FIXED + 8 * ncols
         blocks = np.frombuffer(raw, "<u8", nblocks, at)
-        spans = np.frombuffer(raw, "<u8", (len(raw) - at - 8 * nblocks - 8) // 8, at + 8 * nblocks)
-        return cls(path, block_size, covered, ngb, schema_hash, tail_hash, cols, blocks, span_blocks, spans)
+        spans = np.frombuffer(raw, "<u8", (base - at - 8 * nblocks - 8) // 8, at + 8 * nblocks)
+        k, at = extra // _SMALL_ENTRY, base - 8
+        pos = np.frombuffer(raw, "<u8", k, at).astype(np.int64)
+        sums = np.frombuffer(raw, "<u8", k, at + 8 * k)
+        sizes = np.frombuffer(raw, "<u4", k, at + 16 * k).astype(np.int64)
+        if k and (np.any(pos[1:] < pos[:-1] + sizes[:-1]) or int(pos[-1] + sizes[-1]) > covered
+                  or int(pos[0]) < 0 or np.any(sizes == 0)):
+            raise CorruptFileError(f"{path}: the checksum buffer's small page buffers overlap or lie past the "
+                                   f"{covered} checksummed bytes")
+        return cls(path, block_size, covered, ngb, schema_hash, tail_hash, cols, blocks, span_blocks, spans,
+                   (pos, sizes, sums))
+
+    # -- small page buffers -------------------------------------------------------------------
+    def small(self, offset: int, length: int) -> int:
+        """The index of the small page buffer that is exactly ``[offset, offset + length)``, or -1."""
+        pos = self._small_pos
+        if not len(pos):
+            return -1
+        i = int(np.searchsorted(pos, offset))
+        return i if i < len(pos) and pos[i] == offset and self._small_size[i] == length else -1
+
+    def small_many(self, s: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """Per range, the small page buffer it is exactly, or -1."""
+        pos = self._small_pos
+        if not len(pos):
+            return np.full(len(s), -1, np.int64)
+        i = np.minimum(np.searchsorted(pos, s), len(pos) - 1)
+        return np.where((pos[i] == s) & (self._small_size[i] == n), i, -1)
+
+    def check_small(self, index, views, describe=None) -> None:
+        """Check small page buffers ``index`` (an int or an array) against ``views`` of their bytes."""
+        if isinstance(index, (int, np.integer)):
+            index, views = [int(index)], [views]
+        else:
+            index = np.asarray(index).tolist()
+        want = self._small_hash.item
+        for i, v in zip(index, views):
+            if hash_bytes(v) != want(i):
+                lo, size = int(self._small_pos[i]), int(self._small_size[i])
+                owner = describe(lo, lo + size) if describe is not None else ""
+                raise ChecksumError(f"{self.path}: checksum mismatch in bytes [{lo}, {lo + size})"
+                                    + (f" ({owner})" if owner else "") + ": the file was damaged after it was written")
 
     # -- metadata ---------------------------------------------------------------------------
     def check_tail(self, tail: bytes) -> None:
@@ -338,6 +409,11 @@ class ChecksummedSource(_BaseSource):
         ck = self.checksums
         if length <= 0 or offset >= ck.covered or offset < 0:
             return self.inner.read(offset, length)
+        small = ck.small(offset, length)
+        if small >= 0:  # a whole small page buffer: its own hash, no blocks around it
+            raw = memoryview(self.inner.read(offset, length)).cast("B")
+            ck.check_small(small, raw, self.describe)
+            return raw
         B = ck.block_size
         b0, end = offset // B, offset + length
         b1 = -(-min(end, ck.covered) // B)
@@ -360,7 +436,8 @@ class ChecksummedSource(_BaseSource):
             return fetch_spans(self, s, n, gap)
         B, covered = ck.block_size, ck.covered
         e = s + n
-        inside = s < covered
+        small = ck.small_many(s, n)  # whole small page buffers: read exactly, checked by their own hashes
+        inside = (s < covered) & (small < 0)
         b0 = np.where(inside, s // B, 0)  # blocks [b0, b1) of each range; none past the covered bytes
         b1 = np.where(inside, -(-np.minimum(e, covered) // B), 0)
         ws = np.where(inside, b0 * B, s)
@@ -380,6 +457,11 @@ class ChecksummedSource(_BaseSource):
             bad = got != ck._blocks[blocks]
             if bad.any():
                 ck._fail(blocks[bad], self.describe)
+        mine = np.flatnonzero(small >= 0)
+        if len(mine):
+            view = memoryview(data)
+            ck.check_small(small[mine], [view[a : a + m] for a, m in zip(at[mine].tolist(), n[mine].tolist())],
+                           self.describe)
         return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:

@@ -199,10 +199,11 @@ class Pages(Sequence):
 
 
 def _page_info(page, limit: int, where: str, p_i: int) -> PageInfo:
-    offs, sizes = page.buffer_offsets, page.buffer_sizes  # unsigned: never negative
+    # unsigned: never negative; copied to lists once (iterating protobuf containers twice costs more)
+    offs, sizes = page.buffer_offsets[:], page.buffer_sizes[:]
     enc = page.encoding
     if (len(offs) != len(sizes) or len(offs) > _SHORT_BUFFER_LIST
-            or max(map(add, offs, sizes), default=0) > limit or enc.WhichOneof("location") != "direct"):
+            or max(map(add, offs, sizes), default=0) > limit or not enc.HasField("direct")):
         pw = f"{where} page {p_i}"  # the slow path says what is wrong
         return PageInfo(_check_buffers(offs, sizes, limit, pw), page.length, _direct_bytes(enc, pw), page.priority)
     # tuple.__new__ rather than the named tuples' Python-level constructors: this runs for
