@@ -71,6 +71,14 @@ class ColumnPages:
                                                   where=self.where(i))
         return enc
 
+    def single_page(self, sel: Selection) -> bool:
+        """Whether the rows of ``sel`` lie in one page (two bisections: a take over many
+        pages is told apart without splitting it)."""
+        if sel.count == 0 or sel.stop > self.num_rows:
+            return False
+        bounds = self._bounds
+        return bisect_right(bounds, sel.start) == bisect_right(bounds, sel.stop - 1)
+
     def split(self, sel: Selection, cache: dict):
         """Yield (page index, page-local selection) covering ``sel`` in order."""
         if sel.count == 0:

@@ -463,7 +463,7 @@ def read_together(readers: list, sel: Selection, cache: dict) -> dict:
     groups: dict = {}
     for i, r in enumerate(readers):
         column = r.lone_leaf() if isinstance(r, StructuralReader) else None
-        if column is None:
+        if column is None or not column.pages.single_page(sel):
             continue
         pieces = list(column.pages.split(sel, cache))
         if len(pieces) != 1:
