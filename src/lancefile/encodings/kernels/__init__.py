@@ -13,7 +13,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
   at one width).
 * ``bitpacking``: InlineBitpacking and OutOfLineBitpacking (2.1+), built on FastLanes.
 * ``bitpacked``: the 2.0 ``Bitpacked`` layout, value i at bit i*W, LSB first.
-* ``fsst``: FSST symbol tables, decompression, training and compression.
+* ``fsst``: FSST symbol tables and decompression; ``fsst_encode``: training and compression.
 * ``rle``: runs of at most 255 values, and the 2.2 RLE level frame.
 * ``bss``: byte-stream-split.
 * ``bitmap``: LSB-first bitmaps.
@@ -43,7 +43,8 @@ Example::
 
 from __future__ import annotations
 
-from . import _common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fullzip, gather, levels, lz4, miniblock, minmax, rle
+from . import (_common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fsst_encode, fullzip, gather, levels,
+               lz4, miniblock, minmax, rle)
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -76,13 +77,11 @@ from .fastlanes import (
     fastlanes_unpack_py,
     fastlanes_words_per_chunk,
 )
+from .fsst_encode import fsst_build_symbol_table, fsst_build_symbol_table_py, fsst_compress
 from .fsst import (
     FSST_ESCAPE,
     FSST_MIN_INPUT_BYTES,
     FSST_SYMBOL_TABLE_SIZE,
-    fsst_build_symbol_table,
-    fsst_build_symbol_table_py,
-    fsst_compress,
     fsst_decompress,
     fsst_decompress_spans,
     fsst_decompress_spans_tables,
@@ -120,6 +119,7 @@ __all__ += fastlanes.__all__
 __all__ += bitpacking.__all__
 __all__ += bitpacked.__all__
 __all__ += fsst.__all__
+__all__ += fsst_encode.__all__
 __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
