@@ -171,3 +171,15 @@ def test_a_bad_fsst_string_names_its_page():
     data[2] = 1  # the second page's table has no symbol 1
     with pytest.raises(CorruptFileError, match="^f: page 4: FSST string 0 of symbol table 1 uses a code with no"):
         decode_variable_spans_many(encs, data, np.array([0, 1, 2]), np.array([1, 1, 1]), [2, 1], wheres)
+
+
+def test_pages_of_fixed_size_rows_are_read_together(paged_file, batched):
+    """Vector pages (fixed-size rows, nullable: a control word each, no index) of a take are
+    read in one batch and decoded together, and give Arrow's take, nulls included."""
+    p, t = paged_file
+    idx = np.arange(1, t.num_rows, 89)
+    got = lancefile.LanceFileReader(p, columns=["vec"]).take_rows(idx).to_table()
+    want = t.select(["vec"]).take(pa.array(idx))
+    assert got.equals(want.cast(got.schema))
+    assert want.column("vec").null_count > 0
+    assert batched and max(batched) >= 4

@@ -78,9 +78,9 @@ class FullZipPage(PageLayoutBase):
         if leaf.max_rep and not msg.bits_rep and page_rows:
             raise CorruptFileError(f"{where}: a full-zip page of a list field has no repetition bits")
         # a take's pages with the same item layout (all but counts and value encoding) are read
-        # together; pages of fixed-size rows without an index need no more than a read each
-        self.batch_key = (b"full-zip:" + message_key(msg, "num_items", "num_visible_items", "value_compression")
-                          if self.has_index else None)
+        # together: their rows' bytes in one batch of requests (after their index entries, if any)
+        self.batch_key = ((b"full-zip:" if self.has_index else b"full-zip-fixed:")
+                          + message_key(msg, "num_items", "num_visible_items", "value_compression"))
 
     take_pages = staticmethod(take_pages)
     batches_ranges = False  # a range's pages are read one by one: they hold many rows each

@@ -33,9 +33,10 @@ def take_pages(items: list) -> PagePart:
     """Rows of several full-zip pages with one item layout, decoded in one pass.
 
     ``items``: ``(decoder, page, page-local selection of sorted unique rows, first row of
-    the page)``, pages with a repetition index (lists or variable-width values). Every
-    index entry and every row is checked against its page's buffers before it is read, as
-    a single page's read checks them.
+    the page)``, pages with a repetition index (lists or variable-width values), or pages
+    of fixed-size rows (their rows' bytes are found without one). Every index entry and
+    every row is checked against its page's buffers before it is read, as a single page's
+    read checks them.
     """
     dec0, page0 = items[0][0], items[0][1]
     where = pages_where(page0, items[-1][1])
@@ -48,6 +49,8 @@ def take_pages(items: list) -> PagePart:
     data_pos = np.fromiter((r.position for r in data_ref), np.int64, n)
     data_size = np.fromiter((r.size for r in data_ref), np.int64, n)
     source = page0.layout.source
+    if not dec0.has_index:
+        return _fixed_rows(items, rows, item, per, data_pos, data_size, where)
     starts, lengths = _row_ranges(items, rows, item, data_size, source)
     data, at = read_spans(source, data_pos[item] + starts, lengths)
     data = kernels.gather_bytes(data, at, lengths)  # the rows back to back, without the gaps between them
@@ -67,6 +70,48 @@ def take_pages(items: list) -> PagePart:
     n_entries = len(rep) if rep is not None else (len(defs) if defs is not None else len(arr))
     spans = EntrySpans(np.array([0], np.int64), np.array([n_entries], np.int64))
     return select_part(rep, defs, arr, spans, dec0.leaf, len(rows), where)
+
+
+def _fixed_rows(items: list, rows: np.ndarray, item: np.ndarray, per: np.ndarray, data_pos: np.ndarray,
+                data_size: np.ndarray, where: str) -> PagePart:
+    """Rows of pages of fixed-size rows (control word + value, no index; a vector column's
+    pages): every page's rows in one batch of requests, their values decoded at once where
+    the pages' value encodings are equal."""
+    dec0, page0 = items[0][0], items[0][1]
+    stride = dec0.ctrl + dec0.fixed
+    page_rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
+    bad = np.flatnonzero(data_size != stride * page_rows)
+    if len(bad):
+        k = int(bad[0])
+        raise items[k][1].error(f"{int(data_size[k])} bytes of full-zip items for {int(page_rows[k])} rows of "
+                                f"{stride} bytes")
+    lengths = np.full(len(rows), stride, np.int64)
+    data, at = read_spans(page0.layout.source, data_pos[item] + rows * stride, lengths)
+    if not np.array_equal(at, np.arange(len(rows), dtype=np.int64) * stride):  # gaps read between rows
+        data = kernels.gather_bytes(data, at, lengths)
+    block = data[: len(rows) * stride].reshape(len(rows), stride)
+    defs = None
+    if dec0.ctrl:
+        ctrl = (block[:, : dec0.ctrl].copy().view(f"<u{dec0.ctrl}").reshape(-1) if dec0.ctrl > 1
+                else block[:, 0]).astype(np.int64)
+        if np.any(ctrl >> (int(dec0.msg.bits_rep) + dec0.def_bits)):
+            raise CorruptFileError(f"{where}: a full-zip control word has bits above its rep and def bits")
+        defs = (ctrl & ((1 << dec0.def_bits) - 1)).astype(np.uint16)
+        block = block[:, dec0.ctrl :]
+    encodings = [dec.msg.value_compression for dec, *_ in items]
+    if all(e == encodings[0] for e in encodings[1:]):
+        values = values_to_arrow(decode_fixed_values(encodings[0], block, page0.where), dec0.leaf.dtype, where)
+    else:  # page by page
+        cuts = np.concatenate([[0], np.cumsum(per)]).tolist()
+        values = concat_arrays([values_to_arrow(decode_fixed_values(e, block[a:b], page.where), dec0.leaf.dtype,
+                                                page.where)
+                                for e, (_, page, *_), a, b in zip(encodings, items, cuts[:-1], cuts[1:])],
+                               dec0.leaf.dtype)
+    if defs is not None:
+        defs = canonical_defs(defs, dec0.layers, list(dec0.leaf.shape), where)
+    n_entries = len(defs) if defs is not None else len(values)
+    spans = EntrySpans(np.array([0], np.int64), np.array([n_entries], np.int64))
+    return select_part(None, defs, values, spans, dec0.leaf, len(rows), where)
 
 
 def _row_ranges(items: list, rows: np.ndarray, item: np.ndarray, data_size: np.ndarray, source):
