@@ -278,7 +278,6 @@ def decode_variable_spans_many(encs: list, data: np.ndarray, starts: np.ndarray,
         run = keep[i:j]
         a, b = at[run[0]], at[run[-1] + 1]
         first = encs[run[0]]
-        got = None
         if all(encs[k] == first for k in run[1:]):
             got = decode_variable_spans(first, data, starts[a:b], sizes[a:b], wheres[run[0]])
         else:

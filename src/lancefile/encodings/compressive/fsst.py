@@ -69,13 +69,13 @@ class FsstCodec(Codec):
             return None
         tables = [m.symbol_table for m in msgs]
         try:
-            *_, compressed = kernels.fsst_parse_symbol_tables(tables)
+            parsed = kernels.fsst_parse_symbol_tables(tables)
         except CorruptFileError:
             return None  # each page's own decode says what is wrong with its table
-        if not compressed.all():
+        if not parsed[3].all():  # a page stored its strings raw
             return None
         try:
-            out, offsets = kernels.fsst_decompress_spans_tables(data, starts, sizes, tables, counts)
+            out, offsets = kernels.fsst_decompress_spans_tables(data, starts, sizes, tables, counts, parsed)
         except CorruptFileError as exc:  # name the page of the string
             raise CorruptFileError(f"{wheres[getattr(exc, 'table', 0)]}: {exc}") from None
         return Var(offsets, out)

@@ -273,11 +273,13 @@ def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return symbols, lengths, n, compressed
 
 
-def fsst_decompress_spans_tables(data, starts, sizes, tables, counts) -> tuple[np.ndarray, np.ndarray]:
+def fsst_decompress_spans_tables(data, starts, sizes, tables, counts, parsed=None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`fsst_decompress_spans` of strings under several symbol tables: the first
     ``counts[0]`` strings use ``tables[0]`` (raw 2,312-byte tables), the next ``counts[1]``
     ``tables[1]``, and so on, in one pass (a take's rows on 15 pages, each page with its
     table, pay one call, not 15). Every table must have its switch bit on (compressed).
+    ``parsed``: what :func:`fsst_parse_symbol_tables` gave for ``tables``, if the caller
+    parsed them already (they are not parsed again).
 
     Example::
 
@@ -293,7 +295,7 @@ def fsst_decompress_spans_tables(data, starts, sizes, tables, counts) -> tuple[n
     if starts.shape != sizes.shape or len(counts) != len(tables) or int(counts.sum()) != starts.size or (
             len(counts) and int(counts.min()) < 0):
         raise InvalidInputError("starts and sizes must be equally long, and counts (one per table) sum to them")
-    symbols, lengths, n, compressed = fsst_parse_symbol_tables(tables)
+    symbols, lengths, n, compressed = parsed if parsed is not None else fsst_parse_symbol_tables(tables)
     if not compressed.all():
         raise InvalidInputError(f"FSST symbol table {int(np.flatnonzero(~compressed)[0])} stores its strings raw")
     bounds = np.concatenate([[0], np.cumsum(counts)])

@@ -465,10 +465,7 @@ def read_together(readers: list, sel: Selection, cache: dict) -> dict:
         column = r.lone_leaf() if isinstance(r, StructuralReader) else None
         if column is None or not column.pages.single_page(sel):
             continue
-        pieces = list(column.pages.split(sel, cache))
-        if len(pieces) != 1:
-            continue
-        p, local = pieces[0]
+        ((p, local),) = column.pages.split(sel, cache)  # one page: single_page said so
         dec = column.decoder(p)
         key = getattr(dec, "column_key", None)
         if key is not None:

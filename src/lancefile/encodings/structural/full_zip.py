@@ -125,22 +125,25 @@ class FullZipPage(PageLayoutBase):
         blocks = page.read_ranges(_DATA, ranges)
         return np.frombuffer(b"".join(blocks), np.uint8)
 
+    def split_fixed_rows(self, rows: np.ndarray, where: str) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(def levels or None, values)`` of fixed-size rows (one a row: ``rows`` is
+        (n, control bytes + value bytes)): each row's control word checked and its def bits
+        kept, the values a view of the rest."""
+        if not self.ctrl:
+            return None, rows
+        c = self.ctrl
+        ctrl = (rows[:, :c].copy().view(f"<u{c}").reshape(-1) if c > 1 else rows[:, 0]).astype(np.int64)
+        if np.any(ctrl >> (int(self.msg.bits_rep) + self.def_bits)):
+            raise CorruptFileError(f"{where}: a full-zip control word has bits above its rep and def bits")
+        return (ctrl & ((1 << self.def_bits) - 1)).astype(np.uint16), rows[:, c:]
+
     # -- decoding -------------------------------------------------------------------------------
     def read(self, sel: Selection, page: PageData) -> PagePart:
         ranges, stride = self._row_bytes(sel, page)
         data = self._fetch(page, ranges)
         ce = self.msg.value_compression
         if stride and not self.leaf.max_rep:  # fixed items, one a row: no scan needed
-            rows = data.reshape(sel.count, stride)
-            defs = None
-            if self.ctrl:
-                ctrl = rows[:, : self.ctrl].copy().view(f"<u{self.ctrl}").reshape(-1) if self.ctrl > 1 \
-                    else rows[:, 0].astype(np.int64)
-                ctrl = ctrl.astype(np.int64)
-                if np.any(ctrl >> (int(self.msg.bits_rep) + self.def_bits)):
-                    raise page.error("a full-zip control word has bits above its rep and def bits")
-                defs = (ctrl & ((1 << self.def_bits) - 1)).astype(np.uint16)
-                rows = rows[:, self.ctrl :]
+            defs, rows = self.split_fixed_rows(data.reshape(sel.count, stride), page.where)
             values = decode_fixed_values(ce, rows, page.where)
             rep = None
         else:

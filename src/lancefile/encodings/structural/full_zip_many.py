@@ -89,15 +89,7 @@ def _fixed_rows(items: list, rows: np.ndarray, item: np.ndarray, per: np.ndarray
     data, at = read_spans(page0.layout.source, data_pos[item] + rows * stride, lengths)
     if not np.array_equal(at, np.arange(len(rows), dtype=np.int64) * stride):  # gaps read between rows
         data = kernels.gather_bytes(data, at, lengths)
-    block = data[: len(rows) * stride].reshape(len(rows), stride)
-    defs = None
-    if dec0.ctrl:
-        ctrl = (block[:, : dec0.ctrl].copy().view(f"<u{dec0.ctrl}").reshape(-1) if dec0.ctrl > 1
-                else block[:, 0]).astype(np.int64)
-        if np.any(ctrl >> (int(dec0.msg.bits_rep) + dec0.def_bits)):
-            raise CorruptFileError(f"{where}: a full-zip control word has bits above its rep and def bits")
-        defs = (ctrl & ((1 << dec0.def_bits) - 1)).astype(np.uint16)
-        block = block[:, dec0.ctrl :]
+    defs, block = dec0.split_fixed_rows(data[: len(rows) * stride].reshape(len(rows), stride), where)
     encodings = [dec.msg.value_compression for dec, *_ in items]
     if all(e == encodings[0] for e in encodings[1:]):
         values = values_to_arrow(decode_fixed_values(encodings[0], block, page0.where), dec0.leaf.dtype, where)
