@@ -10,11 +10,14 @@
 from __future__ import annotations
 
 import random
+import re
 import struct
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lancefile
 from lancefile.fuzz.filemap import FOOTER, parse
@@ -401,11 +404,12 @@ def test_whole_small_page_buffers_are_read_exactly_and_checked_by_their_own_hash
     with monkeypatch.context() as mp:  # the same file with layout 1: every read widened to blocks
         mp.setattr(module, "LAYOUT_VERSION", 1)
         mp.setattr(sink_module, "BLOCK_BYTES", 0)
+        mp.setattr(sink_module, "segment_hashes", lambda *a: [])
         old = _write(tmp_path / "old.lance", t, "2.2")
     reader = lancefile.LanceFileReader(data, columns=["l"])
     ck = reader._layout.checksums
     small = dict(zip(ck._small_pos.tolist(), ck._small_size.tolist()))
-    assert len(small) > 10 and max(small.values()) <= BLOCK_BYTES
+    assert len(small) > 10 and max(small.values()) <= 4 * BLOCK_BYTES
     rows = [5, 70_000, 150_000, 199_999]
     read = {}
     for name, raw in (("new", data), ("old", old)):
@@ -439,6 +443,7 @@ def test_files_of_layout_1_are_still_checked(tmp_path, monkeypatch):
 
     monkeypatch.setattr(module, "LAYOUT_VERSION", 1)
     monkeypatch.setattr(sink_module, "BLOCK_BYTES", 0)  # no page buffer is small
+    monkeypatch.setattr(sink_module, "segment_hashes", lambda *a: [])  # nor any run of chunks a segment
     t = _table(50_000)
     data = _write(tmp_path / "f.lance", t, "2.2")
     reader = lancefile.LanceFileReader(data)
@@ -456,5 +461,101 @@ def test_files_of_layout_1_are_still_checked(tmp_path, monkeypatch):
     ok = module.build_buffer(h.finish(), **kw, small=([0, 40], [16, 8], [1, 2]))
     assert FileChecksums.parse(ok, "f").small(40, 8) == 1
     for small in (([0, 10], [16, 8], [1, 2]), ([90], [16], [1])):  # overlapping; past the covered bytes
-        with pytest.raises(lancefile.CorruptFileError, match="small page buffers overlap or lie past"):
+        with pytest.raises(lancefile.CorruptFileError, match="segments overlap or lie past"):
             FileChecksums.parse(module.build_buffer(h.finish(), **kw, small=small), "f")
+
+
+# -- segments: runs of a mini-block page's chunks -------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 9_000), min_size=1, max_size=40), st.integers(1, 6_000), st.integers(0, 8_000),
+       st.integers(0, 5_000))
+def test_segments_are_runs_of_whole_pieces_with_their_own_hashes(pieces, target, tail, position):
+    from lancefile.format.checksums import SEGMENT_MAX_BYTES, hash_bytes, segment_hashes
+
+    cuts = np.cumsum([0] + pieces[:-1])
+    data = np.random.default_rng(len(pieces)).integers(0, 256, int(sum(pieces)) + tail, dtype=np.uint8)
+    segs = segment_hashes(position, data, cuts, target)
+    if len(data) <= target:
+        assert segs == []
+        return
+    starts = set(cuts.tolist())
+    for (p, n, h), nxt in zip(segs, segs[1:] + [None]):
+        lo = p - position
+        assert lo in starts and 0 < n <= SEGMENT_MAX_BYTES and h == hash_bytes(data[lo : lo + n].tobytes())
+        inner = cuts[(cuts >= lo) & (cuts < lo + n)]
+        assert len(set((inner // target).tolist())) == 1  # the pieces of one run start within one stretch
+        if nxt is not None:  # ascending, apart, and the next starts in a later stretch (runs are not split)
+            assert nxt[0] >= p + n and (nxt[0] - position) // target > lo // target
+    # every piece lies in one segment, or in none (a run too long for a segment)
+    ends = [(p - position, p - position + n) for p, n, _ in segs]
+    for a, z in zip(cuts.tolist(), (cuts + np.array(pieces)).tolist()):
+        holders = [1 for lo, hi in ends if lo <= a and z <= hi]
+        partial = [1 for lo, hi in ends if lo < z and a < hi and not (lo <= a and z <= hi)]
+        assert len(holders) <= 1 and not partial
+
+
+def test_segment_lookup_finds_the_segment_holding_a_range():
+    import lancefile.format.checksums as module
+
+    h = BlockHasher(16, 2)
+    h.update(bytes(200))
+    kw = dict(covered=200, schema=b"s", columns=[b"c"], tail=b"t", num_global_buffers=2, block_size=16,
+              span_blocks=2)
+    ck = FileChecksums.parse(module.build_buffer(h.finish(), **kw, small=([10, 40, 100], [20, 30, 50], [1, 2, 3])),
+                             "f")
+    cases = {(10, 20): 0, (12, 5): 0, (29, 1): 0, (29, 2): -1, (30, 5): -1, (40, 30): 1, (69, 1): 1, (70, 1): -1,
+             (0, 5): -1, (150, 0): 2, (149, 1): 2, (150, 1): -1, (5, 100): -1}
+    for (s, n), want in cases.items():
+        assert ck.small(s, n) == want, (s, n)
+    s, n = np.array([s for s, _ in cases]), np.array([n for _, n in cases])
+    assert ck.small_many(s, n).tolist() == list(cases.values())
+
+
+def test_a_take_reads_chunks_in_their_segments_and_names_a_damaged_one(tmp_path, monkeypatch):
+    """A take of single rows of a mini-block column reads each row's chunk as its segment (a
+    run of chunks of a few KiB) instead of the 16 KiB blocks around it, checked by the
+    segment's hash; a damaged byte in a chunk is named by the segment's bytes and its page."""
+    import lancefile.sink as sink_module
+    from lancefile.format.checksums import SEGMENT_BYTES
+
+    n = 400_000
+    rng = np.random.default_rng(5)
+    t = pa.table({"x": pa.array(rng.integers(0, 1 << 40, n))})
+    data = _write(tmp_path / "f.lance", t, "2.2")
+    with monkeypatch.context() as mp:  # the same file without segments of chunks
+        mp.setattr(sink_module, "segment_hashes", lambda *a: [])
+        old = _write(tmp_path / "old.lance", t, "2.2")
+    rows = np.sort(rng.choice(n, 30, replace=False))
+    read = {}
+    for name, raw in (("new", data), ("old", old)):
+        src = CountingSource(InMemorySource(raw))
+        got = lancefile.LanceFileReader(src)
+        src.reset()
+        assert got.take_rows(rows).to_table().equals(t.take(rows))
+        read[name] = src.bytes_read
+    assert read["new"] * 2 < read["old"]
+    reader = lancefile.LanceFileReader(data)
+    ck = reader._layout.checksums
+    page = reader.metadata().columns[0].pages[0]
+    chunks_at, chunks_size = page.buffers[1]
+    pos, size = ck._small_pos, ck._small_size
+    mine = np.flatnonzero((pos >= chunks_at) & (pos + size <= chunks_at + chunks_size))
+    assert len(mine) > 4 and pos[mine[0]] == chunks_at and np.all(size[mine] < 3 * SEGMENT_BYTES)
+    seg = int(mine[len(mine) // 2])
+    lo, hi = int(pos[seg]), int(pos[seg] + size[seg])
+    bad = bytearray(data)
+    bad[lo + 1] ^= 0x20
+    damaged = lancefile.LanceFileReader(bytes(bad))
+    for r in range(0, page.length, 64):  # the first row whose chunk lies in the damaged segment
+        try:
+            damaged.take_rows([r]).to_table()
+        except lancefile.ChecksumError as exc:
+            assert re.search(rf"bytes \[{lo}, {hi}\) \(column 0 page 0\b", str(exc)), str(exc)
+            break
+    else:
+        raise AssertionError("no take met the damaged segment")
+    # and a take over several pages (its chunks read in one batch of requests)
+    with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{lo}, {hi}\) \(column 0 page 0\b"):
+        damaged.take_rows([r, r + 1, n // 2, n - 1]).to_table()

@@ -326,7 +326,11 @@ def test_statistics_whose_checksums_fail_are_ignored_and_the_data_filtered(tmp_p
     ref = lancefile.LanceFileReader(path)._layout.global_buffers[-2]  # the statistics (the last: checksums)
     data = open(path, "rb").read()
     want = t.filter(pc.field("c0") < (1 << 30)).select(["c0"])
-    for at in (len(statistics.STATISTICS_MAGIC) + 20, ref.size - 3000):  # c0's zones; the statistics' metadata
+    skip = len(statistics.STATISTICS_MAGIC)
+    inner = lancefile.LanceFileReader(data[ref.position + skip : ref.position + ref.size])  # the statistics' file
+    col = inner.schema.names.index("min_0")
+    zones = inner.metadata().columns[col].pages[0].buffers[1][0]  # the chunks of the zones' minimums (c0's first)
+    for at in (skip + zones + 16, ref.size - 3000):  # c0's zones; the statistics' metadata
         bad = bytearray(data)
         bad[ref.position + at] ^= 0xFF
         damaged = str(tmp_path / f"bad{at}.lance")

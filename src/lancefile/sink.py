@@ -24,7 +24,7 @@ import numpy as np
 from ._proto import file2_pb2
 from .encodings.page import EncodedPage
 from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_checksum_buffer,
-                               buffer_size as checksum_buffer_size, hash_pieces)
+                               buffer_size as checksum_buffer_size, hash_pieces, segment_hashes)
 from .format.container import ARRAY_ENCODING_URL, BufferRef, Footer, encode_footer, encode_offset_table, pack_any
 from .tempfiles import create_locked
 
@@ -150,9 +150,12 @@ class FileSink:
 
     def add_page(self, column: int, page: EncodedPage) -> None:
         refs = [self.write_buffer(b) for b in page.buffers]
-        if self.hasher is not None:  # a reader checks a whole small buffer by its own hash, not its blocks
-            self.small.extend((r.position, r.size, hash_pieces(b)) for r, b in zip(refs, page.buffers)
-                              if 0 < r.size <= BLOCK_BYTES)
+        if self.hasher is not None:  # a reader checks a whole small buffer, or a run of chunks, by its own hash
+            for k, (r, b) in enumerate(zip(refs, page.buffers)):
+                if 0 < r.size <= BLOCK_BYTES:
+                    self.small.append((r.position, r.size, hash_pieces(b)))
+                elif k in page.cuts and not isinstance(b, list):
+                    self.small.extend(segment_hashes(r.position, b, page.cuts[k]))
         self.pages[column].append(file2_pb2.ColumnMetadata.Page(
             buffer_offsets=[r.position for r in refs],
             buffer_sizes=[r.size for r in refs],

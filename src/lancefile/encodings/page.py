@@ -7,7 +7,7 @@ caches whole-buffer reads (dictionaries, decompressed buffers) for the page's li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
@@ -137,6 +137,9 @@ class EncodedPage:
     encoding: object  # a protobuf message (2.0 ArrayEncoding, 2.1+ PageLayout)
     buffers: list  # bytes-like (or a list of bytes-like pieces, back to back), in buffer-index order
     length: int
+    # buffer index -> ascending offsets in that buffer where a read of part of it starts (a
+    # mini-block page's chunks): the writer hashes runs between them on their own (checksums)
+    cuts: dict = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:

@@ -8,16 +8,17 @@ writes one more global buffer, the file's last, that holds XXH3-64 hashes of
   and again in spans of 64 blocks (1 MiB), so that a large read needs one hash call a MiB;
 * global buffer 0 (the schema) and each column's metadata, one hash each;
 * the footer and the offset tables (all but the entry of this buffer itself);
-* every page buffer of at most ``block_size`` bytes on its own (layout 2): a page's chunk
-  metadata, repetition index, dictionary;
+* segments on their own (layout 2): every page buffer of at most ``block_size`` bytes (a
+  page's chunk metadata, repetition index, dictionary), and in a larger mini-block page's
+  chunks, runs of whole chunks of about :data:`SEGMENT_BYTES` (4 KiB) each;
 * and itself (its last 8 bytes hash the rest).
 
 A read checks the blocks of exactly the byte ranges it fetches (a take of 10 rows hashes a
 few blocks, not the file; a scan hashes whole spans), the schema and the tail when the file is opened, and a column's
-metadata when it is parsed; a read of a whole small page buffer is checked against that
-buffer's own hash, so it fetches only the buffer's bytes instead of the blocks around it (a
-take over 70 pages of a nested column reads each page's 168-byte chunk metadata and
-672-byte repetition index: 16-32 KiB each when widened to blocks). A mismatch raises
+metadata when it is parsed; a read that lies in a segment fetches the segment and checks it
+against its own hash, instead of the blocks around it (a take over 70 pages of a nested
+column reads each page's 168-byte chunk metadata and 672-byte repetition index, and one
+~3 KiB chunk of values: 16-32 KiB each when widened to blocks). A mismatch raises
 :class:`~lancefile.ChecksumError` naming the column, page and buffer. The reference reader
 sees one more global buffer and reads the file exactly as without it. Files without the
 buffer (the reference's) are read unchecked.
@@ -43,7 +44,7 @@ Buffer layout (little-endian)::
     56  u64 x C   hash of each column's metadata
     ..  u64 x ceil(covered / block size)   hash of each block
     ..  u64 x ceil(covered / span size)    hash of each span
-    ..  u64 x K  position, u64 x K  hash, u32 x K  size of each small page buffer (layout 2:
+    ..  u64 x K  position, u64 x K  hash, u32 x K  size of each segment (layout 2:
         K follows from the buffer's size; positions ascending, buffers apart)
     ..  u64 hash of all of the above
 
@@ -77,7 +78,8 @@ from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
-           "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer"]
+           "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
+           "segment_hashes", "SEGMENT_BYTES"]
 
 MAGIC = b"LFCKSUM1"
 LAYOUT_VERSION = 2  # 1: no small-buffer hashes (read as ever)
@@ -88,6 +90,10 @@ BLOCK_BYTES = 16 * 1024
 # A second level: one hash per this many blocks (1 MiB). Large reads check whole spans with one
 # call each instead of 64: a Python call per 16 KiB was a third of the cost of checking a scan.
 SPAN_BLOCKS = 64
+# Runs of a mini-block page's chunks hashed on their own (a take reads one chunk): about this
+# many bytes each (20 bytes of checksums a segment, 0.5%), at most the larger size.
+SEGMENT_BYTES = 4 * 1024
+SEGMENT_MAX_BYTES = 4 * BLOCK_BYTES
 # Reads of up to this many blocks are checked one block at a time, without numpy.
 _FEW_BLOCKS = 4
 HEADER = struct.Struct("<8sIIIIQII")  # magic, version, algorithm, block size, C, covered, G, blocks a span
@@ -166,11 +172,34 @@ def hash_pieces(data) -> int:
     return h.intdigest()
 
 
+def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> list[tuple[int, int, int]]:
+    """``(position, size, hash)`` of the segments of a page buffer written at ``position``:
+    runs of its pieces (a mini-block page's chunks, starting at the ascending offsets
+    ``cuts``, the first 0) cut where a piece starts in the next ``target`` bytes of the
+    buffer, so each holds whole pieces and about ``target`` bytes or more. A run longer than
+    :data:`SEGMENT_MAX_BYTES` (a few large chunks) is left to the blocks.
+
+    Example::
+
+        >>> [(p, n) for p, n, _ in segment_hashes(100, bytes(10_000), [0, 3000, 6000, 9000], 4096)]
+        [(100, 6000), (6100, 3000), (9100, 1000)]
+    """
+    view = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
+    cuts = np.asarray(cuts, np.int64)
+    if not len(cuts) or len(view) <= target:
+        return []
+    group = cuts // target
+    starts = cuts[np.flatnonzero(np.diff(group, prepend=-1))]
+    ends = np.append(starts[1:], len(view))
+    return [(position + a, b - a, hash_bytes(view[a:b])) for a, b in zip(starts.tolist(), ends.tolist())
+            if 0 < b - a <= SEGMENT_MAX_BYTES]
+
+
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
                  num_global_buffers: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS,
                  small: tuple | None = None) -> bytes:
     """The checksum buffer's bytes (see the module doc); ``hashes`` = (blocks, spans);
-    ``small`` = (positions, sizes, hashes) of the small page buffers, positions ascending."""
+    ``small`` = (positions, sizes, hashes) of the segments, positions ascending."""
     blocks, spans = hashes
     pos, sizes, sums = small if small is not None else ([], [], [])
     head = HEADER.pack(MAGIC, LAYOUT_VERSION, XXH3_64, block_size, len(columns), covered, num_global_buffers,
@@ -204,7 +233,7 @@ class FileChecksums:
                  tail_hash: int, column_hashes: np.ndarray, blocks: np.ndarray,
                  span_blocks: int = 0, spans: np.ndarray | None = None, small: tuple | None = None) -> None:
         self.path = path
-        # small page buffers hashed on their own: positions (ascending), sizes, hashes
+        # segments hashed on their own: positions (ascending), sizes, hashes
         empty = np.zeros(0, np.int64)
         self._small_pos, self._small_size, self._small_hash = small if small is not None else (empty, empty, empty)
         self.block_size = block_size
@@ -247,30 +276,30 @@ class FileChecksums:
         sizes = np.frombuffer(raw, "<u4", k, at + 16 * k).astype(np.int64)
         if k and (np.any(pos[1:] < pos[:-1] + sizes[:-1]) or int(pos[-1] + sizes[-1]) > covered
                   or int(pos[0]) < 0 or np.any(sizes == 0)):
-            raise CorruptFileError(f"{path}: the checksum buffer's small page buffers overlap or lie past the "
+            raise CorruptFileError(f"{path}: the checksum buffer's segments overlap or lie past the "
                                    f"{covered} checksummed bytes")
         return cls(path, block_size, covered, ngb, schema_hash, tail_hash, cols, blocks, span_blocks, spans,
                    (pos, sizes, sums))
 
-    # -- small page buffers -------------------------------------------------------------------
+    # -- segments: small page buffers, runs of chunks ---------------------------------------
     def small(self, offset: int, length: int) -> int:
-        """The index of the small page buffer that is exactly ``[offset, offset + length)``, or -1."""
+        """The index of the segment (a small page buffer, a run of chunks) that holds all of
+        ``[offset, offset + length)``, or -1."""
         pos = self._small_pos
-        if not len(pos):
-            return -1
-        i = int(np.searchsorted(pos, offset))
-        return i if i < len(pos) and pos[i] == offset and self._small_size[i] == length else -1
+        i = int(np.searchsorted(pos, offset, side="right")) - 1
+        return i if i >= 0 and offset + length <= int(pos[i] + self._small_size[i]) else -1
 
     def small_many(self, s: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Per range, the small page buffer it is exactly, or -1."""
+        """Per range, the segment that holds all of it, or -1."""
         pos = self._small_pos
         if not len(pos):
             return np.full(len(s), -1, np.int64)
-        i = np.minimum(np.searchsorted(pos, s), len(pos) - 1)
-        return np.where((pos[i] == s) & (self._small_size[i] == n), i, -1)
+        i = np.searchsorted(pos, s, side="right") - 1
+        j = np.maximum(i, 0)
+        return np.where((i >= 0) & (s + n <= pos[j] + self._small_size[j]), i, -1)
 
     def check_small(self, index, views, describe=None) -> None:
-        """Check small page buffers ``index`` (an int or an array) against ``views`` of their bytes."""
+        """Check segments ``index`` (an int or an array) against ``views`` of their bytes."""
         if isinstance(index, (int, np.integer)):
             index, views = [int(index)], [views]
         else:
@@ -410,10 +439,11 @@ class ChecksummedSource(_BaseSource):
         if length <= 0 or offset >= ck.covered or offset < 0:
             return self.inner.read(offset, length)
         small = ck.small(offset, length)
-        if small >= 0:  # a whole small page buffer: its own hash, no blocks around it
-            raw = memoryview(self.inner.read(offset, length)).cast("B")
+        if small >= 0:  # inside a segment: read and checked whole by its own hash, no blocks around it
+            lo, size = int(ck._small_pos[small]), int(ck._small_size[small])
+            raw = memoryview(self.inner.read(lo, size)).cast("B")
             ck.check_small(small, raw, self.describe)
-            return raw
+            return raw[offset - lo : offset - lo + length]
         B = ck.block_size
         b0, end = offset // B, offset + length
         b1 = -(-min(end, ck.covered) // B)
@@ -436,12 +466,17 @@ class ChecksummedSource(_BaseSource):
             return fetch_spans(self, s, n, gap)
         B, covered = ck.block_size, ck.covered
         e = s + n
-        small = ck.small_many(s, n)  # whole small page buffers: read exactly, checked by their own hashes
-        inside = (s < covered) & (small < 0)
+        small = ck.small_many(s, n)  # inside segments: those read whole, checked by their own hashes
+        seg = small >= 0
+        inside = (s < covered) & ~seg
         b0 = np.where(inside, s // B, 0)  # blocks [b0, b1) of each range; none past the covered bytes
         b1 = np.where(inside, -(-np.minimum(e, covered) // B), 0)
         ws = np.where(inside, b0 * B, s)
         we = np.where(inside, np.maximum(np.minimum(b1 * B, covered), e), e)
+        if seg.any():
+            k = small[seg]
+            ws[seg] = ck._small_pos[k]
+            we[seg] = ck._small_pos[k] + ck._small_size[k]
         data, at = fetch_spans(self.inner, ws, we - ws, gap)
         nb = b1 - b0
         total = int(nb.sum())
@@ -457,10 +492,12 @@ class ChecksummedSource(_BaseSource):
             bad = got != ck._blocks[blocks]
             if bad.any():
                 ck._fail(blocks[bad], self.describe)
-        mine = np.flatnonzero(small >= 0)
-        if len(mine):
+        mine = np.flatnonzero(seg)
+        if len(mine):  # each segment once, however many ranges lie in it
+            ids, first = np.unique(small[mine], return_index=True)
+            rows = mine[first]
             view = memoryview(data)
-            ck.check_small(small[mine], [view[a : a + m] for a, m in zip(at[mine].tolist(), n[mine].tolist())],
+            ck.check_small(ids, [view[a : a + m] for a, m in zip(at[rows].tolist(), (we - ws)[rows].tolist())],
                            self.describe)
         return data, at + (s - ws)
 

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
+from ...format.checksums import SEGMENT_BYTES
 from ...format.schema import LanceField
 from ...format.version import Grammar
 from ...io import new_buffer
@@ -250,7 +251,8 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     if sh.rep is not None:
         layout.repetition_index_depth = 1
         buffers.append(_repetition_index(sh.rep, sh.max_rep, bounds))
-    return EncodedPage(pb.PageLayout(mini_block_layout=layout), buffers, sh.num_rows)
+    # a take reads single chunks: the checksums hash runs of them on their own
+    return EncodedPage(pb.PageLayout(mini_block_layout=layout), buffers, sh.num_rows, {1: chunk_starts})
 
 
 # -- full-zip -------------------------------------------------------------------------------------
@@ -338,6 +340,9 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         else:
             index = pos
         buffers.append(_bytepacked(index))
+        # a take reads two entries of the index a row: the checksums hash it in segments of their size
+        return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows,
+                           {1: np.arange(0, buffers[1].nbytes, SEGMENT_BYTES)})
     return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows)
 
 
