@@ -32,8 +32,8 @@ class ColumnPages:
         self.index = index
         self.info = layout.column(index)
         self.starts = self.info.page_starts
-        self._bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
-        self.num_rows = self._bounds[-1]
+        self.bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
+        self.num_rows = self.bounds[-1]
         self._url, self._message = url, message
         self.label = label  # e.g. "field 'a', file version 2.2": added to every message
         self._encodings: dict[int, object] = {}
@@ -76,7 +76,7 @@ class ColumnPages:
         pages is told apart without splitting it)."""
         if sel.count == 0 or sel.stop > self.num_rows:
             return False
-        bounds = self._bounds
+        bounds = self.bounds
         return bisect_right(bounds, sel.start) == bisect_right(bounds, sel.stop - 1)
 
     def split(self, sel: Selection, cache: dict):
@@ -87,7 +87,7 @@ class ColumnPages:
             raise CorruptFileError(
                 f"{self.layout.path}: column {self.index} has {self.num_rows} rows, fewer than the {sel.stop} needed"
             )
-        bounds = self._bounds
+        bounds = self.bounds
         first = bisect_right(bounds, sel.start) - 1
         last = bisect_right(bounds, sel.stop - 1) - 1
         self._evict_before(first, cache)
@@ -103,8 +103,11 @@ class ColumnPages:
             return
         starts = self.starts
         page_of = np.searchsorted(starts, idx, side="right") - 1
-        cuts = np.searchsorted(page_of, np.arange(first, last + 2))
-        for k, p in enumerate(range(first, last + 1)):
-            part = idx[cuts[k] : cuts[k + 1]]
-            if len(part):
-                yield p, Selection.of_indices(part - bounds[p])
+        local = idx - starts[page_of]  # page-local rows, for every page at once
+        cut = np.flatnonzero(np.diff(page_of)) + 1  # where each touched page's rows begin
+        heads = np.concatenate([[0], cut]).tolist()
+        ends = np.append(cut, len(idx)).tolist()
+        make = Selection.sorted_indices
+        for p, a, b, lo, hi in zip(page_of[heads].tolist(), heads, ends, local[heads].tolist(),
+                                   local[np.array(ends) - 1].tolist()):
+            yield p, make(local[a:b], lo, hi + 1)

@@ -497,8 +497,13 @@ class ChecksummedSource(_BaseSource):
             ids, first = np.unique(small[mine], return_index=True)
             rows = mine[first]
             view = memoryview(data)
-            ck.check_small(ids, [view[a : a + m] for a, m in zip(at[rows].tolist(), (we - ws)[rows].tolist())],
-                           self.describe)
+            got = np.fromiter((hash_bytes(view[a : a + m]) for a, m in zip(at[rows].tolist(), (we - ws)[rows].tolist())),
+                              np.uint64, len(rows))
+            bad = np.flatnonzero(got != ck._small_hash[ids])
+            if len(bad):  # the first damaged one says where
+                i = int(bad[0])
+                ck.check_small(ids[i : i + 1], [view[int(at[rows[i]]) : int(at[rows[i]] + (we - ws)[rows[i]])]],
+                               self.describe)
         return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:

@@ -167,13 +167,17 @@ def _k_row_spans(rep, max_rep, entries, first_row, run_break, wanted, starts, le
         rid = first_row[ci]
         if entries[ci] > 0 and rep[e] != max_rep:
             rid += 1
-        for _ in range(entries[ci]):
+        end = e + entries[ci]
+        while e < end:
             if rep[e] == max_rep:
                 if cur >= 0:
                     lengths[cur] = e - starts[cur]
                     cur = -1
                     if k == K:
                         return -1
+                    if ci + 1 < nc and wanted[k] > first_row[ci + 1]:
+                        e = end  # the next wanted row starts in a later chunk: the rest is not read
+                        break
                 while k < K and wanted[k] < rid:
                     return k
                 if k < K and wanted[k] == rid:

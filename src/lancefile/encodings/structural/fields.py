@@ -121,23 +121,24 @@ class LeafColumn:
         """A read over several pages: neighbouring pages that share a ``batch_key`` are decoded
         together (``take_pages`` of mini-block pages, and of full-zip pages for takes), the
         others one by one."""
-        starts = self.pages.starts
+        bounds = self.pages.bounds
         groups: list[list] = []
         for p, local in pieces:
             dec = self.decoder(p)
             key = getattr(dec, "batch_key", None) if not getattr(dec, "plain_width", 0) else None
             if key is not None and groups and groups[-1][0] == key:
-                groups[-1][1].append((p, local))
+                groups[-1][1].append((dec, p, local))
             else:
-                groups.append((key, [(p, local)]))
+                groups.append((key, [(dec, p, local)]))
         parts = []
+        page = self.pages.page
         for key, members in groups:
-            if key is None or len(members) == 1 or (members[0][1].is_range
-                                                     and not self.decoder(members[0][0]).batches_ranges):
-                parts.append(self._read_pages(members, sum(local.count for _, local in members), cache))
+            if key is None or len(members) == 1 or (members[0][2].is_range and not members[0][0].batches_ranges):
+                parts.append(self._read_pages([(p, local) for _, p, local in members],
+                                              sum(local.count for *_, local in members), cache))
                 continue
             # rows numbered from the column's start, so that every page's chunks and rows agree
-            items = [(self.decoder(p), self.pages.page(p, cache), local, int(starts[p])) for p, local in members]
+            items = [(dec, page(p, cache), local, bounds[p]) for dec, p, local in members]
             try:
                 parts.append(type(items[0][0]).take_pages(items))
             except CorruptFileError as exc:
