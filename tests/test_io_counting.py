@@ -281,3 +281,33 @@ def test_a_local_file_reads_many_ranges_in_one_loop_and_names_a_short_read(tmp_p
     src.close()
     with pytest.raises(LanceIOError, match="closed"):
         read_spans(src, [0], [10])
+
+
+def test_many_ranges_go_through_the_compiled_loop_and_a_short_one_is_named(tmp_path, monkeypatch):
+    """Four or more ranges are read by one compiled loop of ``pread`` (the same bytes as the
+    Python loop); when the file shrank under the reader, the first short range is named,
+    whichever loop met it."""
+    import lancefile.io as io
+    from lancefile.errors import LanceIOError
+
+    data = np.random.default_rng(4).integers(0, 256, 300_000, dtype=np.uint8).tobytes()
+    path = tmp_path / "bytes.bin"
+    path.write_bytes(data)
+    src = io.LocalFileSource(path)
+    loops = []
+    real = io._pread_loop
+    monkeypatch.setattr(io, "_pread_loop", lambda *a: (loops.append(len(a[3])), real(*a))[1])
+    rng = np.random.default_rng(5)
+    starts = np.sort(rng.choice(290_000 // 64, 50, replace=False)) * 64
+    lengths = rng.integers(0, 60, 50)
+    buf, at = io.read_spans(src, starts, lengths, gap=0)
+    assert loops == [50]
+    for s, n, a in zip(starts.tolist(), lengths.tolist(), at.tolist()):
+        assert bytes(buf[a : a + n]) == data[s : s + n]
+    assert io.read_spans(src, starts[:3], lengths[:3], gap=0)[0] is not None and loops == [50]  # three: Python's loop
+    with open(path, "r+b") as fh:
+        fh.truncate(100_000)
+    with pytest.raises(LanceIOError, match=r"short read at 120000 \(0 of 500 bytes\)"):
+        io.read_spans(src, [0, 40_000, 80_000, 120_000, 160_000], [10, 10, 10, 500, 10], gap=0)
+    assert loops[-1] == 5
+    src.close()

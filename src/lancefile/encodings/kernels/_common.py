@@ -13,13 +13,11 @@ copies are not affected: an install rewrites every file.
 
 from __future__ import annotations
 
-import functools
-import threading
-import warnings
 from concurrent.futures import wait
 
 import numpy as np
 
+from ..._jit import _compile_helpers, _helper, _Kernel  # noqa: F401 (the kernels' machinery)
 from ...errors import CorruptFileError, InvalidInputError
 from ...threadpools import shared_pool
 
@@ -30,46 +28,8 @@ _U64_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 
 # --------------------------------------------------------------------------------------
-# Lazy numba compilation
+# Lazy numba compilation (lancefile._jit, shared with the I/O layer below)
 # --------------------------------------------------------------------------------------
-
-_COMPILE_LOCK = threading.Lock()
-
-
-class _Kernel:
-    """A loop compiled with ``numba.njit(cache=True)`` on its first call.
-
-    numba is imported only then, so ``import lancefile`` stays cheap.  Without numba the
-    plain function runs (correct, slow) and a warning says so.
-    """
-
-    def __init__(self, fn):
-        self.py_func = fn
-        self._compiled = None
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args):
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compile()
-        return compiled(*args)
-
-    def _compile(self):
-        with _COMPILE_LOCK:
-            if self._compiled is None:
-                try:
-                    import numba
-                except ImportError:  # pragma: no cover - numba is a hard dependency
-                    warnings.warn("numba is not installed; lancefile kernels run as slow Python", stacklevel=3)
-                    self._compiled = self.py_func
-                else:
-                    _compile_helpers(self.py_func, numba)
-                    try:
-                        self._compiled = numba.njit(cache=True, nogil=True)(self.py_func)
-                    except Exception:  # pragma: no cover - e.g. no writable cache directory
-                        self._compiled = numba.njit(nogil=True)(self.py_func)
-        return self._compiled
-
 
 def run_parallel(fn, items) -> list:
     """``[fn(x) for x in items]``, the items after the first on a small thread pool.
@@ -86,26 +46,6 @@ def run_parallel(fn, items) -> list:
     finally:
         wait(futures)
     return [first] + [f.result() for f in futures]
-
-
-def _helper(fn):
-    """Mark a plain function that kernels call: it is compiled with them (see _compile_helpers)."""
-    fn._lancefile_helper = True
-    return fn
-
-
-def _compile_helpers(fn, numba) -> None:
-    """Replace the helpers ``fn`` calls (in its module) by their numba versions, recursively,
-    so that the compiled kernel calls compiled code."""
-    g = fn.__globals__
-    for name in fn.__code__.co_names:
-        helper = g.get(name)
-        make = getattr(helper, "_lancefile_intrinsic", None)
-        if make is not None:
-            g[name] = make()
-        elif getattr(helper, "_lancefile_helper", False) and not hasattr(helper, "py_func"):
-            _compile_helpers(helper, numba)
-            g[name] = numba.njit(cache=True, nogil=True)(helper)
 
 
 def store_u64(out, pos, value) -> None:
