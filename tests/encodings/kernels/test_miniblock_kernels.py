@@ -65,3 +65,31 @@ def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
     for fresh, gathered, _ in tables:
         for name in mbm._ChunkTable.__slots__[1:]:
             np.testing.assert_array_equal(getattr(fresh, name), getattr(gathered, name), err_msg=name)
+
+
+@pytest.mark.parametrize("lists", [False, True])
+def test_pages_a_take_parsed_together_read_alone_later(tmp_path, lists):
+    """A take over many pages parses their chunk metadata together and leaves each page its
+    stretch of it, cut out only when that page is read alone (PendingChunks): later reads of
+    those pages on the same reader give the same rows."""
+    from lancefile.encodings.structural import mini_block_many as mbm
+
+    rng = np.random.default_rng(6)
+    n = 60_000
+    col = (pa.array([list(range(int(x))) for x in rng.integers(0, 5, n)], pa.list_(pa.int64())) if lists
+           else pa.array(rng.integers(0, 1 << 40, n)))
+    p = tmp_path / "t.lance"
+    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024)
+    reader = lancefile.LanceFileReader(p)
+    idx = np.sort(rng.choice(n, 80, replace=False))
+    assert reader.take_rows(idx).to_table().column("c").combine_chunks().equals(col.take(pa.array(idx)))
+    cuts = []
+    real = mbm.PendingChunks.cut
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mbm.PendingChunks, "cut", lambda self: (cuts.append((self.a, self.b)), real(self))[1])
+        for row in idx[::7].tolist():  # one page each
+            got = reader.take_rows([row]).to_table().column("c").combine_chunks()
+            assert got.equals(col.slice(row, 1)), row
+            start = max(0, row - 3)
+            assert reader.read_range(start, 7).to_table().column("c").combine_chunks().equals(col.slice(start, 7))
+    assert cuts and all(b > a for a, b in cuts)

@@ -38,7 +38,7 @@ from ..registry import LAYOUT
 from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, message_key, select_part, values_to_arrow
 from .mini_block_many import (_DATA, _DICT, _META, KEEP_DICTIONARY_BYTES, MAX_CHUNK_VALUES, MAX_PAGE_ITEMS,
-                              read_columns, take_pages)
+                              PendingChunks, read_columns, take_pages)
 from .repdef import def_mapping, map_defs
 
 __all__ = ["MiniBlockPage"]
@@ -115,9 +115,12 @@ class MiniBlockPage(PageLayoutBase):
         return 2 + self.has_dict + (self.depth > 0)
 
     def chunks(self, page: PageData):
-        if self._chunks is None:
-            self._chunks = self._read_chunks(page)
-        return self._chunks
+        got = self._chunks
+        if got is None:
+            got = self._chunks = self._read_chunks(page)
+        elif type(got) is PendingChunks:  # parsed with other pages' (a take): cut out now
+            got = self._chunks = got.cut()
+        return got
 
     def _read_chunks(self, page: PageData):
         if len(page.page.buffers) < self._buffers_needed():
