@@ -38,16 +38,22 @@ def test_chunk_rows_refuses_counts_that_do_not_add_up():
         k.miniblock_chunk_rows([1, 2], [2], [3, 4])
 
 
+def _many_pages(tmp_path, lists, rng, n):
+    """A column of ``n`` rows (lists of 0-4 int64, or int64) in a 2.2 file of 32 KiB pages."""
+    col = (pa.array([list(range(int(x))) for x in rng.integers(0, 5, n)], pa.list_(pa.int64())) if lists
+           else pa.array(rng.integers(0, 1 << 40, n)))
+    p = tmp_path / "t.lance"
+    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024)
+    return col, p
+
+
 @pytest.mark.parametrize("lists", [False, True])
 def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
     from lancefile.encodings.structural import mini_block_many as mbm
 
     rng = np.random.default_rng(4)
     n = 60_000
-    col = (pa.array([list(range(int(x))) for x in rng.integers(0, 5, n)], pa.list_(pa.int64())) if lists
-           else pa.array(rng.integers(0, 1 << 40, n)))
-    p = tmp_path / "t.lance"
-    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024)
+    col, p = _many_pages(tmp_path, lists, rng, n)
     idx = np.sort(rng.choice(n, 50, replace=False))
     tables = []
     real = mbm._ChunkTable
@@ -76,10 +82,7 @@ def test_pages_a_take_parsed_together_read_alone_later(tmp_path, lists):
 
     rng = np.random.default_rng(6)
     n = 60_000
-    col = (pa.array([list(range(int(x))) for x in rng.integers(0, 5, n)], pa.list_(pa.int64())) if lists
-           else pa.array(rng.integers(0, 1 << 40, n)))
-    p = tmp_path / "t.lance"
-    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024)
+    col, p = _many_pages(tmp_path, lists, rng, n)
     reader = lancefile.LanceFileReader(p)
     idx = np.sort(rng.choice(n, 80, replace=False))
     assert reader.take_rows(idx).to_table().column("c").combine_chunks().equals(col.take(pa.array(idx)))
