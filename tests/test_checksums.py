@@ -50,6 +50,11 @@ def _write(path, table, version, **options):
     return path.read_bytes()
 
 
+def _no_segments(*args):
+    """segment_hashes that finds none (a file as lancefile wrote it before segments)."""
+    return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64)
+
+
 def strip_checksums(data: bytes) -> bytes:
     """The file without its checksum buffer: what lancefile writes with ``checksums=False``."""
     fm = parse(data)
@@ -404,7 +409,7 @@ def test_whole_small_page_buffers_are_read_exactly_and_checked_by_their_own_hash
     with monkeypatch.context() as mp:  # the same file with layout 1: every read widened to blocks
         mp.setattr(module, "LAYOUT_VERSION", 1)
         mp.setattr(sink_module, "BLOCK_BYTES", 0)
-        mp.setattr(sink_module, "segment_hashes", lambda *a: [])
+        mp.setattr(sink_module, "segment_hashes", _no_segments)
         old = _write(tmp_path / "old.lance", t, "2.2")
     reader = lancefile.LanceFileReader(data, columns=["l"])
     ck = reader._layout.checksums
@@ -443,7 +448,7 @@ def test_files_of_layout_1_are_still_checked(tmp_path, monkeypatch):
 
     monkeypatch.setattr(module, "LAYOUT_VERSION", 1)
     monkeypatch.setattr(sink_module, "BLOCK_BYTES", 0)  # no page buffer is small
-    monkeypatch.setattr(sink_module, "segment_hashes", lambda *a: [])  # nor any run of chunks a segment
+    monkeypatch.setattr(sink_module, "segment_hashes", _no_segments)  # nor any run of chunks a segment
     t = _table(50_000)
     data = _write(tmp_path / "f.lance", t, "2.2")
     reader = lancefile.LanceFileReader(data)
@@ -476,7 +481,7 @@ def test_segments_are_runs_of_whole_pieces_with_their_own_hashes(pieces, target,
 
     cuts = np.cumsum([0] + pieces[:-1])
     data = np.random.default_rng(len(pieces)).integers(0, 256, int(sum(pieces)) + tail, dtype=np.uint8)
-    segs = segment_hashes(position, data, cuts, target)
+    segs = [tuple(map(int, seg)) for seg in zip(*segment_hashes(position, data, cuts, target))]
     if len(data) <= target:
         assert segs == []
         return
@@ -525,7 +530,7 @@ def test_a_take_reads_chunks_in_their_segments_and_names_a_damaged_one(tmp_path,
     t = pa.table({"x": pa.array(rng.integers(0, 1 << 40, n))})
     data = _write(tmp_path / "f.lance", t, "2.2")
     with monkeypatch.context() as mp:  # the same file without segments of chunks
-        mp.setattr(sink_module, "segment_hashes", lambda *a: [])
+        mp.setattr(sink_module, "segment_hashes", _no_segments)
         old = _write(tmp_path / "old.lance", t, "2.2")
     rows = np.sort(rng.choice(n, 30, replace=False))
     read = {}
@@ -559,3 +564,29 @@ def test_a_take_reads_chunks_in_their_segments_and_names_a_damaged_one(tmp_path,
     # and a take over several pages (its chunks read in one batch of requests)
     with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{lo}, {hi}\) \(column 0 page 0\b"):
         damaged.take_rows([r, r + 1, n // 2, n - 1]).to_table()
+
+
+def test_verify_checks_every_segment_against_its_own_hash(tmp_path):
+    """``verify`` checks the segments' own hashes too: a segment hash that disagrees with
+    bytes whose blocks are right (what a writer's mistake would leave) is named, where only
+    a take through that segment would have met it."""
+    import lancefile.format.checksums as module
+    from lancefile.format.checksums import buffer_size, hash_bytes
+
+    path = tmp_path / "f.lance"
+    data = bytearray(_write(path, _table(20_000), "2.2"))
+    assert lancefile.verify(path, decode=False).checksums_present
+    ck_pos, ck_size = parse(bytes(data)).gbo[-1]
+    raw = bytes(data[ck_pos : ck_pos + ck_size])
+    ck = FileChecksums.parse(raw, "f")
+    k = len(ck._small_pos)
+    _, _, _, B, ncols, covered, _, span_blocks = module.HEADER.unpack_from(raw)
+    hashes_at = ck_pos + buffer_size(ncols, covered, B, span_blocks) - 8 + 8 * k
+    j = k // 2
+    data[hashes_at + 8 * j] ^= 0x01  # segment j's hash, then the buffer's own hash over it
+    data[ck_pos + ck_size - 8 : ck_pos + ck_size] = struct.pack("<Q", hash_bytes(bytes(data[ck_pos : ck_pos + ck_size - 8])))
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(data))
+    lo, size = int(ck._small_pos[j]), int(ck._small_size[j])
+    with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{lo}, {lo + size}\)"):
+        lancefile.verify(bad, decode=False)

@@ -49,7 +49,8 @@ class FileSink:
         # every byte written is hashed as it goes by, while it is still in the CPU's caches
         self.hasher = BlockHasher() if checksums else None
         # page buffers of at most a block, hashed on their own: (position, size, hash) each
-        self.small: list[tuple[int, int, int]] = []
+        self.small: list[tuple] = []  # (positions, sizes, hashes): ints or arrays of them
+        self.num_small = 0
         # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
         # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).
         self.file = create_locked(path)
@@ -153,9 +154,12 @@ class FileSink:
         if self.hasher is not None:  # a reader checks a whole small buffer, or a run of chunks, by its own hash
             for k, (r, b) in enumerate(zip(refs, page.buffers)):
                 if 0 < r.size <= BLOCK_BYTES:
-                    self.small.append((r.position, r.size, hash_pieces(b)))
+                    self.small.append(([r.position], [r.size], [hash_pieces(b)]))
+                    self.num_small += 1
                 elif k in page.cuts and not isinstance(b, list):
-                    self.small.extend(segment_hashes(r.position, b, page.cuts[k]))
+                    got = segment_hashes(r.position, b, page.cuts[k])
+                    self.small.append(got)
+                    self.num_small += len(got[0])
         self.pages[column].append(file2_pb2.ColumnMetadata.Page(
             buffer_offsets=[r.position for r in refs],
             buffer_sizes=[r.size for r in refs],
@@ -178,7 +182,7 @@ class FileSink:
         self.align()
         if self.hasher is not None:
             covered = self.pos
-            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered, num_small=len(self.small)))
+            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered, num_small=self.num_small))
         schema_at = self.pos if checksum_ref is None else _aligned(checksum_ref.position + checksum_ref.size,
                                                                     self.alignment)
         global_refs = [BufferRef(schema_at, len(descriptor))] + list(extra_globals)
@@ -196,7 +200,9 @@ class FileSink:
         if checksum_ref is not None:
             hashes = self.hasher.finish()
             self.hasher = None  # the rest is covered by its own hashes
-            small = tuple(zip(*self.small)) or ((), (), ())  # written in order: positions ascend
+            # written in order: positions ascend
+            small = tuple(np.concatenate([np.asarray(part[j], dt) for part in self.small]) if self.small
+                          else np.zeros(0, dt) for j, dt in enumerate((np.int64, np.int64, np.uint64)))
             self.write(build_checksum_buffer(hashes, covered=checksum_ref.position, schema=descriptor, columns=columns,
                                              tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs),
                                              small=small))

@@ -172,27 +172,34 @@ def hash_pieces(data) -> int:
     return h.intdigest()
 
 
-def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> list[tuple[int, int, int]]:
-    """``(position, size, hash)`` of the segments of a page buffer written at ``position``:
-    runs of its pieces (a mini-block page's chunks, starting at the ascending offsets
-    ``cuts``, the first 0) cut where a piece starts in the next ``target`` bytes of the
-    buffer, so each holds whole pieces and about ``target`` bytes or more. A run longer than
-    :data:`SEGMENT_MAX_BYTES` (a few large chunks) is left to the blocks.
+def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(positions, sizes, hashes)`` (int64, int64, uint64 arrays) of the segments of a page
+    buffer written at ``position``: runs of its pieces (a mini-block page's chunks, starting
+    at the ascending offsets ``cuts``, the first 0) cut where a piece starts in the next
+    ``target`` bytes of the buffer, so each holds whole pieces and about ``target`` bytes or
+    more. A run longer than :data:`SEGMENT_MAX_BYTES` (a few large chunks) is left to the
+    blocks. The hashes are taken without a Python step a segment (a 100 MB write has 25,000).
 
     Example::
 
-        >>> [(p, n) for p, n, _ in segment_hashes(100, bytes(10_000), [0, 3000, 6000, 9000], 4096)]
-        [(100, 6000), (6100, 3000), (9100, 1000)]
+        >>> pos, size, _ = segment_hashes(100, bytes(10_000), [0, 3000, 6000, 9000], 4096)
+        >>> pos.tolist(), size.tolist()
+        ([100, 6100, 9100], [6000, 3000, 1000])
     """
     view = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
     cuts = np.asarray(cuts, np.int64)
     if not len(cuts) or len(view) <= target:
-        return []
+        empty = np.zeros(0, np.int64)
+        return empty, empty, np.zeros(0, np.uint64)
     group = cuts // target
     starts = cuts[np.flatnonzero(np.diff(group, prepend=-1))]
-    ends = np.append(starts[1:], len(view))
-    return [(position + a, b - a, hash_bytes(view[a:b])) for a, b in zip(starts.tolist(), ends.tolist())
-            if 0 < b - a <= SEGMENT_MAX_BYTES]
+    sizes = np.diff(np.append(starts, len(view)))
+    keep = (sizes > 0) & (sizes <= SEGMENT_MAX_BYTES)
+    starts, sizes = starts[keep], sizes[keep]
+    ends = starts + sizes
+    hashes = np.fromiter(map(hash_bytes, map(view.__getitem__, map(slice, starts.tolist(), ends.tolist()))),
+                         np.uint64, len(starts))
+    return starts + position, sizes, hashes
 
 
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
@@ -311,6 +318,23 @@ class FileChecksums:
                 owner = describe(lo, lo + size) if describe is not None else ""
                 raise ChecksumError(f"{self.path}: checksum mismatch in bytes [{lo}, {lo + size})"
                                     + (f" ({owner})" if owner else "") + ": the file was damaged after it was written")
+
+    def check_all_segments(self, source, describe=None, batch: int = 4096) -> int:
+        """Read every segment from ``source`` and check it against its own hash (what
+        ``lancefile verify`` does after the blocks: a segment the writer hashed wrong would
+        otherwise only show when a take reads it). Returns how many were checked; raises
+        :class:`~lancefile.ChecksumError` naming the first damaged one."""
+        pos, size = self._small_pos, self._small_size
+        for i in range(0, len(pos), batch):
+            s, n = pos[i : i + batch], size[i : i + batch]
+            data, at = fetch_spans(source, s, n, 0)
+            view = memoryview(data)
+            got = np.fromiter((hash_bytes(view[a : a + m]) for a, m in zip(at.tolist(), n.tolist())), np.uint64, len(s))
+            bad = np.flatnonzero(got != self._small_hash[i : i + batch])
+            if len(bad):
+                k = int(bad[0])
+                self.check_small(i + k, view[int(at[k]) : int(at[k] + n[k])], describe)
+        return len(pos)
 
     # -- metadata ---------------------------------------------------------------------------
     def check_tail(self, tail: bytes) -> None:
