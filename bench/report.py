@@ -51,17 +51,17 @@ EXPLANATIONS = {
     ),
     "take": (
         "A 100-row take touches most pages of every column (12-15 pages a column here, 155 on the nested "
-        "table's list columns). Per page lancefile builds the page's metadata and decoder (~8-10 us of "
+        "table's list columns). Per page lancefile builds the page's metadata and decoder (a few us of "
         "Python); the pages' chunk metadata, repetition indexes and dictionaries then come in one batch of "
-        "requests, their chunks in another, and each column's chunks are decoded in one pass: a few dozen "
-        "numpy calls a column, whatever its pages. That is ~50 us a page on the nested table against "
-        "pylance's ~31 (it does the same work in Rust). The measurement uses a freshly opened reader each "
-        "time and 7 repetitions, the first of them in a process that has not read that file yet; a reader "
-        "kept open takes the nested table's 100 rows in ~9.4 ms, pylance ~8.9. On lancefile's own files "
-        "each chunk read is widened to whole 16 KiB checksum blocks and hashed (small page buffers, such "
-        "as chunk metadata and repetition indexes, are read exactly and checked by their own hashes), and "
-        "on the low-cardinality file each row inflates the zstd chunks of its entropy-coded indices and "
-        "levels (4-8 KB each, ~5 us a chunk: ~1.5 ms), the price of a file smaller than parquet's."
+        "requests (issued by one compiled loop of pread), their chunks in another, and each column's chunks "
+        "are decoded in one pass: a few dozen numpy calls a column, whatever its pages. All told ~33 us a "
+        "page on the nested table (7.3 ms / 220 pages in alternating runs), pylance's ~28. The measurement uses a freshly "
+        "opened reader each time and 7 repetitions; a process's first two takes of the nested file also "
+        "load compiled kernels for new argument types (~20 ms each). On lancefile's own files each chunk "
+        "read fetches and hashes its checksum segment (a run of whole chunks of about 4 KiB), vectors' "
+        "3 KB rows the 16 KiB blocks around them (finer hashes would cost more bytes than the file has to "
+        "spare against pylance's), and on the low-cardinality file each row inflates the zstd chunks of its "
+        "entropy-coded indices and levels (~1.3 ms a take), the price of a file smaller than parquet's."
     ),
     "size": (
         "lancefile's file also holds its checksums (8 bytes every 16 KiB, 0.05%, and 20 bytes a page buffer "
