@@ -96,3 +96,27 @@ def test_pages_a_take_parsed_together_read_alone_later(tmp_path, lists):
             start = max(0, row - 3)
             assert reader.read_range(start, 7).to_table().column("c").combine_chunks().equals(col.slice(start, 7))
     assert cuts and all(b > a for a, b in cuts)
+
+
+def test_a_forged_repetition_index_count_is_refused_by_a_many_page_take(tmp_path):
+    """A repetition index entry with an absurd count (2**50 unfinished entries) is not taken
+    into the many-page parse: the page's own parse refuses it, naming the page."""
+    import struct
+
+    rng = np.random.default_rng(8)
+    n = 60_000
+    col, p = _many_pages(tmp_path, True, rng, n)
+    lancefile.write_table(pa.table({"c": col}), p, version="2.2", max_page_bytes=32 * 1024, checksums=False)
+    reader = lancefile.LanceFileReader(p)
+    pages = reader.metadata().columns[0].pages
+    assert len(pages) > 4
+    k = 2
+    pos, size = pages[k].buffers[-1]  # the page's repetition index: (rows ended, unfinished entries) a chunk
+    data = bytearray(p.read_bytes())
+    data[pos + 8 : pos + 16] = struct.pack("<Q", 1 << 50)
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(data))
+    starts = np.cumsum([0] + [pg.length for pg in pages])
+    rows = [int(starts[j]) + 1 for j in range(len(pages))]  # a row in every page
+    with pytest.raises(lancefile.CorruptFileError, match=rf"page {k}\b"):
+        lancefile.LanceFileReader(bad).take_rows(rows).to_table()
