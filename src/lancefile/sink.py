@@ -48,8 +48,9 @@ class FileSink:
         self.alignment = alignment
         # every byte written is hashed as it goes by, while it is still in the CPU's caches
         self.hasher = BlockHasher() if checksums else None
-        # page buffers of at most a block, hashed on their own: (position, size, hash) each
-        self.small: list[tuple] = []  # (positions, sizes, hashes): ints or arrays of them
+        # segments hashed on their own (page buffers of at most a block, runs of chunks):
+        # (positions, sizes, hashes) a page buffer, lists or arrays, in the order written
+        self.small: list[tuple] = []
         self.num_small = 0
         # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
         # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).

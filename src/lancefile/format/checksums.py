@@ -79,7 +79,7 @@ from ..io import _BaseSource, fetch_spans, inherit, read_into
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
-           "segment_hashes", "SEGMENT_BYTES"]
+           "segment_hashes", "span_hashes", "SEGMENT_BYTES"]
 
 MAGIC = b"LFCKSUM1"
 LAYOUT_VERSION = 2  # 1: no small-buffer hashes (read as ever)
@@ -172,6 +172,16 @@ def hash_pieces(data) -> int:
     return h.intdigest()
 
 
+def span_hashes(view, starts, sizes) -> np.ndarray:
+    """XXH3-64 of ``view[starts[i] : starts[i] + sizes[i]]`` for each i (uint64), through
+    ``map`` rather than a Python step a range: blocks and segments of a take, segments of a
+    write or of ``verify``."""
+    starts = np.asarray(starts, np.int64)
+    ends = (starts + np.asarray(sizes, np.int64)).tolist()
+    return np.fromiter(map(hash_bytes, map(view.__getitem__, map(slice, starts.tolist(), ends))), np.uint64,
+                       len(ends))
+
+
 def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(positions, sizes, hashes)`` (int64, int64, uint64 arrays) of the segments of a page
     buffer written at ``position``: runs of its pieces (a mini-block page's chunks, starting
@@ -196,10 +206,7 @@ def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> tu
     sizes = np.diff(np.append(starts, len(view)))
     keep = (sizes > 0) & (sizes <= SEGMENT_MAX_BYTES)
     starts, sizes = starts[keep], sizes[keep]
-    ends = starts + sizes
-    hashes = np.fromiter(map(hash_bytes, map(view.__getitem__, map(slice, starts.tolist(), ends.tolist()))),
-                         np.uint64, len(starts))
-    return starts + position, sizes, hashes
+    return starts + position, sizes, span_hashes(view, starts, sizes)
 
 
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
@@ -305,19 +312,16 @@ class FileChecksums:
         j = np.maximum(i, 0)
         return np.where((i >= 0) & (s + n <= pos[j] + self._small_size[j]), i, -1)
 
-    def check_small(self, index, views, describe=None) -> None:
-        """Check segments ``index`` (an int or an array) against ``views`` of their bytes."""
-        if isinstance(index, (int, np.integer)):
-            index, views = [int(index)], [views]
-        else:
-            index = np.asarray(index).tolist()
-        want = self._small_hash.item
-        for i, v in zip(index, views):
-            if hash_bytes(v) != want(i):
-                lo, size = int(self._small_pos[i]), int(self._small_size[i])
-                owner = describe(lo, lo + size) if describe is not None else ""
-                raise ChecksumError(f"{self.path}: checksum mismatch in bytes [{lo}, {lo + size})"
-                                    + (f" ({owner})" if owner else "") + ": the file was damaged after it was written")
+    def check_small(self, index: int, view, describe=None) -> None:
+        """Check segment ``index`` against ``view`` of its bytes."""
+        if hash_bytes(view) != self._small_hash.item(index):
+            self._fail_segment(index, describe)
+
+    def _fail_segment(self, index: int, describe) -> None:
+        lo, size = int(self._small_pos[index]), int(self._small_size[index])
+        owner = describe(lo, lo + size) if describe is not None else ""
+        raise ChecksumError(f"{self.path}: checksum mismatch in bytes [{lo}, {lo + size})"
+                            + (f" ({owner})" if owner else "") + ": the file was damaged after it was written")
 
     def check_all_segments(self, source, describe=None, batch: int = 4096) -> int:
         """Read every segment from ``source`` and check it against its own hash (what
@@ -328,12 +332,9 @@ class FileChecksums:
         for i in range(0, len(pos), batch):
             s, n = pos[i : i + batch], size[i : i + batch]
             data, at = fetch_spans(source, s, n, 0)
-            view = memoryview(data)
-            got = np.fromiter((hash_bytes(view[a : a + m]) for a, m in zip(at.tolist(), n.tolist())), np.uint64, len(s))
-            bad = np.flatnonzero(got != self._small_hash[i : i + batch])
+            bad = np.flatnonzero(span_hashes(memoryview(data), at, n) != self._small_hash[i : i + batch])
             if len(bad):
-                k = int(bad[0])
-                self.check_small(i + k, view[int(at[k]) : int(at[k] + n[k])], describe)
+                self._fail_segment(i + int(bad[0]), describe)
         return len(pos)
 
     # -- metadata ---------------------------------------------------------------------------
@@ -510,24 +511,16 @@ class ChecksummedSource(_BaseSource):
             blocks, first = np.unique(b0[span] + k, return_index=True)
             where = (at[span] + k * B)[first]
             size = np.minimum(blocks * B + B, covered) - blocks * B
-            view = memoryview(data)
-            got = np.fromiter((hash_bytes(view[o : o + m]) for o, m in zip(where.tolist(), size.tolist())),
-                              np.uint64, len(blocks))
-            bad = got != ck._blocks[blocks]
+            bad = span_hashes(memoryview(data), where, size) != ck._blocks[blocks]
             if bad.any():
                 ck._fail(blocks[bad], self.describe)
         mine = np.flatnonzero(seg)
         if len(mine):  # each segment once, however many ranges lie in it
             ids, first = np.unique(small[mine], return_index=True)
             rows = mine[first]
-            view = memoryview(data)
-            got = np.fromiter((hash_bytes(view[a : a + m]) for a, m in zip(at[rows].tolist(), (we - ws)[rows].tolist())),
-                              np.uint64, len(rows))
-            bad = np.flatnonzero(got != ck._small_hash[ids])
+            bad = np.flatnonzero(span_hashes(memoryview(data), at[rows], (we - ws)[rows]) != ck._small_hash[ids])
             if len(bad):  # the first damaged one says where
-                i = int(bad[0])
-                ck.check_small(ids[i : i + 1], [view[int(at[rows[i]]) : int(at[rows[i]] + (we - ws)[rows[i]])]],
-                               self.describe)
+                ck._fail_segment(int(ids[bad[0]]), self.describe)
         return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:
