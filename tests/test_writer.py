@@ -214,3 +214,31 @@ def test_failed_background_flush_fails_the_write_and_leaves_nothing(tmp_path, mo
     with pytest.raises(lancefile.LanceIOError, match="No space left"):
         _synced_writes(tmp_path, monkeypatch, fail_after=0)
     assert _only(tmp_path) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "writev"), reason="writes through os.writev")
+def test_failed_write_on_the_writer_thread_fails_the_write_and_leaves_nothing(tmp_path, monkeypatch):
+    """Queued pieces are written on the sink's writer thread while encoding goes on: a disk
+    that fills up there fails the write in the caller's thread, and no file is left."""
+    import errno
+    import threading
+
+    import lancefile.sink as sink_mod
+
+    monkeypatch.setattr(sink_mod, "_QUEUE_BYTES", 16 << 10)
+    real, threads = os.writev, []
+
+    def full_after_two(fd, views):
+        threads.append(threading.current_thread())
+        if len(threads) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, views)
+
+    monkeypatch.setattr(os, "writev", full_after_two)
+    t = pa.table({"x": pa.array(np.random.default_rng(0).integers(0, 2**62, 64_000))})
+    with pytest.raises(lancefile.LanceIOError, match="No space left"):
+        with lancefile.LanceFileWriter(tmp_path / "f.lance", t.schema, max_page_bytes=32 << 10) as w:
+            for b in t.to_batches(max_chunksize=8_000):
+                w.write_batch(b)
+    assert threading.current_thread() not in threads  # the writes did run on the writer thread
+    assert _only(tmp_path) == []

@@ -2,7 +2,8 @@
 
 :class:`~lancefile.writer.LanceFileWriter` decides what goes in a file; the sink puts it
 there: buffers aligned and padded, small pieces queued and written together with one
-``writev``, every byte hashed on its way for the checksums, the pages recorded per column,
+``writev`` on a writer thread (while the next pages are encoded), every byte hashed on its
+way for the checksums, the pages recorded per column,
 and the tail (checksums, schema, column metadata, offset tables, footer) laid out in
 memory and written last.
 
@@ -62,6 +63,7 @@ class FileSink:
         self._queued = 0
         self._unsynced = 0  # bytes written since the last background flush began
         self._syncing = None  # that flush (a future), while it runs
+        self._writing = None  # the queue being written on the writer thread (a future), while it runs
 
     def write(self, data) -> int:
         """Write bytes-like ``data`` (or a list of pieces, back to back); return where it starts.
@@ -84,14 +86,26 @@ class FileSink:
         return start
 
     def flush_queue(self) -> None:
-        """Write the queued pieces."""
+        """Start writing the queued pieces, on the writer thread, while encoding goes on.
+
+        One queue at a time is in flight (at most ``_QUEUE_BYTES`` held beyond the queue): the
+        previous one is awaited first, and its error (disk full...) surfaces here."""
         if self._queue:
             views, self._queue, self._queued = self._queue, [], 0
-            self._write_views(views)
+            self._await_write()
+            from .threadpools import shared_pool
+
+            self._writing = shared_pool("writev", 1).submit(self._write_views, views)
+
+    def _await_write(self) -> None:
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            writing.result()
 
     def flush(self) -> None:
         """Everything written so far is in the file (not yet synced)."""
         self.flush_queue()
+        self._await_write()
         self.file.flush()
 
     def _write_views(self, views: list) -> None:
@@ -130,14 +144,16 @@ class FileSink:
         os.fsync(self.file.fileno())
 
     def discard(self) -> None:
-        """Close the file without finishing it (its background flush awaited, errors ignored:
-        the file is about to be removed)."""
-        if self._syncing is not None:
-            try:
-                self._syncing.result()
-            except OSError:
-                pass
-            self._syncing = None
+        """Close the file without finishing it (its background write and flush awaited, errors
+        ignored: the file is about to be removed)."""
+        for name in ("_writing", "_syncing"):
+            running = getattr(self, name)
+            setattr(self, name, None)
+            if running is not None:
+                try:
+                    running.result()
+                except OSError:
+                    pass
         self.file.close()
 
     def align(self) -> None:
@@ -210,7 +226,7 @@ class FileSink:
             self.align()
         assert self.pos == schema_at  # the plan above and the writes agree
         self.write([descriptor, *columns, cmo, gbo, footer])
-        self.flush_queue()  # the file is complete on disk
+        self.flush()  # the file is complete on disk
 
     def write_out_of_line(self, data: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         """Write values back to back, each starting aligned; return their positions."""
