@@ -242,3 +242,33 @@ def test_failed_write_on_the_writer_thread_fails_the_write_and_leaves_nothing(tm
                 w.write_batch(b)
     assert threading.current_thread() not in threads  # the writes did run on the writer thread
     assert _only(tmp_path) == []
+
+
+def test_collector_paused_while_writing_and_restored_after(tmp_path, monkeypatch):
+    """The cyclic collector is off inside write_batch and close, back on after them, and left
+    off after them when the caller had turned it off."""
+    import gc
+
+    import lancefile.sink as sink_mod
+
+    seen = []
+    real = sink_mod.FileSink.add_page
+
+    def add_page(self, column, page):
+        seen.append(gc.isenabled())
+        return real(self, column, page)
+
+    monkeypatch.setattr(sink_mod.FileSink, "add_page", add_page)
+    t = pa.table({"x": np.arange(10_000), "s": pa.array([str(i) for i in range(10_000)])})
+    assert gc.isenabled()
+    with lancefile.LanceFileWriter(tmp_path / "a.lance", t.schema, data_cache_bytes=1 << 10) as w:
+        w.write_batch(t)  # pages written here (a small data cache) ...
+        assert gc.isenabled()
+    assert gc.isenabled() and seen and not any(seen)  # ... and at close
+    gc.disable()
+    try:
+        lancefile.write_table(t, tmp_path / "b.lance")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert lancefile.read_table(tmp_path / "b.lance").equals(t)
