@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import fieldtasks
+from ._gcpause import gc_paused
 from .checks import check_decoded
 from .encodings.arrowutil import is_fixed_width, min_row_bytes, unslice
 from .encodings.selection import Selection
@@ -547,7 +548,8 @@ class LanceFileReader:
                 uniq, inverse = np.unique(part, return_inverse=True)
                 if len(uniq) and uniq[0] < last:
                     cache = {}  # indices went back: start afresh, so the cache stays one group's
-                batch = self._read_selection(Selection.of_indices(uniq), cache)
+                with gc_paused():  # hundreds of pages' small objects, none of them cycles
+                    batch = self._read_selection(Selection.of_indices(uniq), cache)
                 last = int(uniq[-1]) if len(uniq) else last
                 if len(uniq) != len(part) or np.any(np.diff(part) < 0):
                     batch = unslice(batch).take(pa.array(inverse))

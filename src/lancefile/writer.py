@@ -22,17 +22,15 @@ Example::
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
 import warnings
 from concurrent.futures import wait
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from ._gcpause import gc_paused
 from ._proto import file2_pb2
 from .encodings.versions import codec_for
 from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
@@ -81,30 +79,6 @@ class WriterOptions:
             raise InvalidInputError(f"data_cache_bytes must be >= 0, not {self.data_cache_bytes}")
         if self.alignment < 8 or self.alignment & (self.alignment - 1):
             raise InvalidInputError(f"alignment must be a power of two >= 8, not {self.alignment}")
-
-
-_GC_LOCK = threading.Lock()
-_GC_PAUSES = [0, False]  # writers inside a paused call; whether the first of them paused the collector
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic garbage collector paused for one writer call (and re-enabled after, if it
-    was on): a wide batch leaves thousands of tracked Arrow objects pending, and the full
-    collections they trigger cost ~10% of writing a 1,000-column table. Nothing a write
-    makes is a cycle that needs the collector. Writers on several threads share one pause."""
-    with _GC_LOCK:
-        if _GC_PAUSES[0] == 0:
-            _GC_PAUSES[1] = gc.isenabled()
-            gc.disable()
-        _GC_PAUSES[0] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC_PAUSES[0] -= 1
-            if _GC_PAUSES[0] == 0 and _GC_PAUSES[1]:
-                gc.enable()
 
 
 def _metadata_text(value, what: str) -> str:
@@ -342,7 +316,7 @@ class LanceFileWriter:
     # -- writing ------------------------------------------------------------------------
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Append a RecordBatch or Table whose schema matches the writer's."""
-        with _gc_paused():
+        with gc_paused():
             self._write_batch(batch)
 
     def _write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -484,7 +458,7 @@ class LanceFileWriter:
     # -- finishing ----------------------------------------------------------------------
     def close(self) -> int:
         """Finish the file and move it into place; returns the number of rows written."""
-        with _gc_paused():
+        with gc_paused():
             return self._close()
 
     def _close(self) -> int:

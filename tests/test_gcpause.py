@@ -1,0 +1,63 @@
+"""The collector pause of writes and takes (lancefile._gcpause)."""
+
+import gc
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+import lancefile
+from lancefile._gcpause import gc_paused
+
+
+def test_pause_nests_and_restores():
+    assert gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()
+
+
+def test_pause_shared_by_threads_ends_with_the_last():
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    def other():
+        with gc_paused():
+            inside.set()
+            release.wait(10)
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(10)
+    with gc_paused():
+        pass
+    seen.append(gc.isenabled())  # this thread's pause ended, the other's has not
+    release.set()
+    t.join(10)
+    assert seen == [False] and gc.isenabled()
+
+
+def test_take_runs_with_the_collector_paused(tmp_path, monkeypatch):
+    import lancefile.reader as reader_mod
+
+    t = pa.table({"x": np.arange(10_000), "l": pa.array([[i, i + 1] for i in range(10_000)])})
+    lancefile.write_table(t, tmp_path / "t.lance")
+    seen = []
+    real = reader_mod.LanceFileReader._read_selection
+
+    def spy(self, *a, **k):
+        seen.append(gc.isenabled())
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(reader_mod.LanceFileReader, "_read_selection", spy)
+    got = lancefile.LanceFileReader(tmp_path / "t.lance").take_rows([5, 9_999, 17]).to_table()
+    assert got.equals(t.take([5, 9_999, 17]))
+    assert seen and not any(seen) and gc.isenabled()
