@@ -88,9 +88,9 @@ def test_a_short_last_chunk_joins_the_one_before(monkeypatch):
     reads = []
     real = lancefile.LanceFileReader._start_read
 
-    def spy(self, sel, cache, whole=False):
+    def spy(self, sel, cache, **kw):
         reads.append((sel.start, sel.stop))
-        return real(self, sel, cache, whole)
+        return real(self, sel, cache, **kw)
 
     monkeypatch.setattr(lancefile.LanceFileReader, "_start_read", spy)
     batches = list(lancefile.LanceFileReader(data).read_all(batch_size=512))
@@ -100,3 +100,33 @@ def test_a_short_last_chunk_joins_the_one_before(monkeypatch):
     reads.clear()
     assert lancefile.LanceFileReader(data).read_range(0, 2 * 2048 + 1100).to_table().equals(t.slice(0, 5196))
     assert reads[-1] == (4096, 5196)  # 1,100 rows: more than half a chunk, read on their own
+
+
+def test_one_field_scan_decodes_two_chunks_at_once(monkeypatch, tmp_path):
+    """A scan of a single field (no tasks to split it into) still hands its chunks to the
+    read pool once the first chunk has measured the rows, each started before the previous
+    one is waited for: two chunks decode at once. A batch size that makes chunks far larger
+    than planned keeps them in the scanning thread."""
+    monkeypatch.setattr(fieldtasks, "READ_THREADS", 2)
+    monkeypatch.setattr(reader_mod, "PARALLEL_MIN_ROWS", 1)
+    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 200_000)
+    rng = np.random.default_rng(5)
+    t = pa.table({"text": [" ".join(["w" * int(k) for k in rng.integers(1, 9, 30)]) for _ in range(20_000)]})
+    path = tmp_path / "text.lance"
+    lancefile.write_table(t, path)
+    pooled = []
+    real = lancefile.LanceFileReader._start_read
+
+    def spy(self, sel, cache, **kw):
+        started = real(self, sel, cache, **kw)
+        pooled.append(started.tasks is not None)
+        return started
+
+    monkeypatch.setattr(lancefile.LanceFileReader, "_start_read", spy)
+    reader = lancefile.LanceFileReader(path)
+    assert pa.Table.from_batches(list(reader.read_all(batch_size=1000))).equals(t)
+    assert len(pooled) > 3 and pooled[0] is False and all(pooled[1:])  # the first chunk measures the rows
+    pooled.clear()
+    assert pa.Table.from_batches(list(reader.read_all(batch_size=6_000))).equals(t)
+    assert len(pooled) == 3 and not any(pooled)  # chunks of 6,000 rows: ~7x the plan

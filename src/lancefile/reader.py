@@ -316,12 +316,14 @@ class LanceFileReader:
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
         return self._start_read(sel, cache)()
 
-    def _start_read(self, sel: Selection, cache: dict, whole: bool = False):
+    def _start_read(self, sel: Selection, cache: dict, whole: bool = False, ahead: bool = False):
         """Start reading ``sel``; the returned function finishes it and gives the batch.
 
         Large row ranges are decoded on the read pool (:mod:`lancefile.fieldtasks`), started
         here; other reads happen when the function is called (``whole``: ``sel`` is the whole
-        read, not one chunk of a scan: a small one is decoded in the caller's thread). ``.tasks`` is the pool's work
+        read, not one chunk of a scan: a small one is decoded in the caller's thread; ``ahead``:
+        a scan chunk that another chunk's decoding overlaps, sent to the pool even when it is
+        a single task). ``.tasks`` is the pool's work
         (None when there is none), for a caller that must wait for it without the result.
         """
         self._check_open()  # results are lazy: they may be iterated after close()
@@ -330,7 +332,7 @@ class LanceFileReader:
             prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop, cache)
         tasks = None
         if (readers and sel.is_range and sel.count >= PARALLEL_MIN_ROWS and self._parallel
-                and self._tasks > 1 and fieldtasks.READ_THREADS > 1 and not fieldtasks.decoding_here()):
+                and (self._tasks > 1 or ahead) and fieldtasks.READ_THREADS > 1 and not fieldtasks.decoding_here()):
             tasks = fieldtasks.submit_fields(readers, sel, cache, inline=whole)
 
         def finish() -> pa.RecordBatch:
@@ -404,11 +406,17 @@ class LanceFileReader:
                     rows = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
                     end = _chunk_end(pos, stop, rows)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
-                                                    whole=pos == start and end == stop), end
+                                                    whole=pos == start and end == stop,
+                                                    ahead=overlap and not first and end < stop
+                                                    and (end - pos) * row_bytes <= 2 * target), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
                     end = _chunk_end(pos, stop, self._chunk_rows(batch_size, row_bytes, target))
-                    pending, pos = self._start_read(Selection.of_range(pos, end), cache), end
+                    # a single field's chunk too goes to the read pool, so that two chunks decode at
+                    # once, unless the batch size makes chunks much larger than planned (two such
+                    # chunks at once only contend for memory bandwidth)
+                    pending, pos = self._start_read(Selection.of_range(pos, end), cache,
+                                                    ahead=(end - pos) * row_bytes <= 2 * target), end
                 batch = current()
                 current = None
                 if len(batch):
