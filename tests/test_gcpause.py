@@ -61,3 +61,27 @@ def test_take_runs_with_the_collector_paused(tmp_path, monkeypatch):
     got = lancefile.LanceFileReader(tmp_path / "t.lance").take_rows([5, 9_999, 17]).to_table()
     assert got.equals(t.take([5, 9_999, 17]))
     assert seen and not any(seen) and gc.isenabled()
+
+
+def test_scan_chunks_decode_with_the_collector_paused(tmp_path, monkeypatch):
+    """Each chunk of a scan is finished with the collector paused (a 1,000-column chunk makes
+    thousands of Arrow objects); between batches, in the caller's hands, it is back on."""
+    import lancefile.reader as reader_mod
+
+    t = pa.table({f"c{i}": np.arange(3_000, dtype=np.float64) + i for i in range(50)})
+    lancefile.write_table(t, tmp_path / "w.lance")
+    seen = []
+    real = reader_mod.LanceFileReader._finish_read
+
+    def spy(self, *a, **k):
+        seen.append(gc.isenabled())
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(reader_mod.LanceFileReader, "_finish_read", spy)
+    between = []
+    got = []
+    for b in lancefile.LanceFileReader(tmp_path / "w.lance").read_all(batch_size=500, batch_readahead=0):
+        between.append(gc.isenabled())
+        got.append(b)
+    assert pa.Table.from_batches(got).equals(t)
+    assert seen and not any(seen) and all(between)

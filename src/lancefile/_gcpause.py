@@ -1,8 +1,9 @@
 """A pause of Python's cyclic garbage collector for one call: :func:`gc_paused`.
 
-A write of a 1,000-column batch leaves thousands of tracked Arrow objects pending, and a
-take of a nested file makes a few objects for each of hundreds of pages: the collections
-they trigger (full ones, with many objects alive) cost 5-10% of those calls. Nothing
+A write of a 1,000-column batch leaves thousands of tracked Arrow objects pending, a scan
+chunk of 1,000 columns makes as many, and a take of a nested file makes a few objects for
+each of hundreds of pages: the collections they trigger (full ones, with many objects
+alive: 50-80 ms each) cost 5-40% of those calls. Nothing
 lancefile makes in them is a reference cycle that needs the collector, so the calls run
 with it paused and switch it back on after, if it was on. Calls on several threads share
 one pause: the collector is back on when the last of them ends.

@@ -417,7 +417,8 @@ class LanceFileReader:
                     # chunks at once only contend for memory bandwidth)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
                                                     ahead=(end - pos) * row_bytes <= 2 * target), end
-                batch = current()
+                with gc_paused():  # a wide chunk's thousands of Arrow objects, none of them cycles
+                    batch = current()
                 current = None
                 if len(batch):
                     row_bytes = max(floor, batch.nbytes / len(batch))
