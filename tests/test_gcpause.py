@@ -85,3 +85,33 @@ def test_scan_chunks_decode_with_the_collector_paused(tmp_path, monkeypatch):
         got.append(b)
     assert pa.Table.from_batches(got).equals(t)
     assert seen and not any(seen) and all(between)
+
+
+def test_a_dropped_reader_is_freed_without_the_collector(tmp_path):
+    """Nothing a reader builds for a take or a scan is a reference cycle (a cached chunk table
+    keeps its pages' decoders weakly; the checksummed source names damage through a weak
+    reference to the layout): dropping the reader frees it at once, and takes in a loop
+    leave the collector nothing of lancefile's to find."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    lists = pa.array([list(range(k)) for k in rng.integers(0, 5, n)])
+    t = pa.table({"id": np.arange(n), "l": lists, "s": pa.array([f"s{k}" for k in rng.integers(0, 40, n)])})
+    path = tmp_path / "n.lance"
+    with lancefile.LanceFileWriter(path, t.schema, max_page_bytes=8_000) as w:  # many pages: a many-page take
+        w.write_batch(t)
+    for _ in range(2):  # kernels compiled and loaded first
+        lancefile.LanceFileReader(path).take_rows(np.arange(0, n, 97)).to_table()
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        r = lancefile.LanceFileReader(path)
+        got = r.take_rows(np.arange(5, n, 211)).to_table()
+        assert r.read_range(100, 3_000).to_table().equals(t.slice(100, 3_000))
+        del r
+        gc.collect()
+        ours = [type(o).__name__ for o in gc.garbage if type(o).__module__.startswith("lancefile")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert got.equals(t.take(np.arange(5, n, 211)))
+    assert ours == []

@@ -6,7 +6,9 @@ each of hundreds of pages: the collections they trigger (full ones, with many ob
 alive: 50-80 ms each) cost 5-40% of those calls. Nothing
 lancefile makes in them is a reference cycle that needs the collector, so the calls run
 with it paused and switch it back on after, if it was on. Calls on several threads share
-one pause: the collector is back on when the last of them ends.
+one pause: the collector is back on when the last of them ends. (What a reader builds holds
+no cycles either, so a dropped reader is freed at once: see the weak references in
+:mod:`lancefile.format.container` and :mod:`lancefile.encodings.structural.mini_block_many`.)
 
 Example::
 

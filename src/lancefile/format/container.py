@@ -28,6 +28,7 @@ reads and parses one ColumnMetadata beyond the tail.
 from __future__ import annotations
 
 import struct
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, repeat
@@ -212,6 +213,17 @@ def _page_info(page, limit: int, where: str, p_i: int) -> PageInfo:
     return _new_tuple(PageInfo, (refs, page.length, enc.direct.encoding, page.priority))
 
 
+def _weak_describe(layout):
+    """``layout.describe_range`` through a weak reference (``bytes [lo, hi)`` once it is gone)."""
+    ref = weakref.ref(layout)
+
+    def describe(lo: int, hi: int) -> str:
+        got = ref()
+        return got.describe_range(lo, hi) if got is not None else f"bytes [{lo}, {hi})"
+
+    return describe
+
+
 _new_tuple = tuple.__new__
 _BUFFER_REF = repeat(BufferRef)
 
@@ -333,7 +345,9 @@ class FileLayout:
         ck = self.find_checksums()
         if ck is not None:
             self.checksums = ck
-            self.source = ChecksummedSource(self.raw_source, ck, self.describe_range)
+            # the source names damaged bytes through the layout, which holds the source: a weak
+            # reference, so that a closed reader is freed at once, not by the garbage collector
+            self.source = ChecksummedSource(self.raw_source, ck, _weak_describe(self))
         return ck
 
     def describe_range(self, lo: int, hi: int) -> str:

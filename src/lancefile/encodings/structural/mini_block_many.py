@@ -10,6 +10,8 @@ so a read pays one page's Python instead of one per page. ``MiniBlockPage.take_p
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyarrow as pa
 
@@ -435,7 +437,9 @@ class _ChunkTable:
         """``parsed``: every item's chunks back to back, as :func:`_parse_chunk_words` made
         them (``(offsets, sizes, counts, ended or None, partial or None, chunks per item)``),
         or None to gather them from the items' decoders."""
-        self.decoders = tuple(dec for dec, *_ in items)
+        # weak: the table is kept by its first decoder, and a strong tuple would make a cycle of
+        # every decoder of a take, which only the garbage collector could free
+        self.decoders = tuple(weakref.ref(dec) for dec, *_ in items)
         if parsed is None:
             chunks = [dec.chunks(page) for dec, page, *_ in items]
             per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
@@ -461,7 +465,7 @@ def _chunk_table(items: list, fetched: list) -> _ChunkTable:
     dec0 = items[0][0]
     cached = getattr(dec0, "_chunk_table", None)
     if cached is not None and len(cached.decoders) == len(items) and all(
-            a is b for a, (b, *_) in zip(cached.decoders, items)):
+            a() is b for a, (b, *_) in zip(cached.decoders, items)):
         return cached
     parsed = _parse_chunk_words(items, fetched)
     if parsed is not None:  # every page parsed just now, back to back: no gathering again
