@@ -261,14 +261,12 @@ class StructuralReader:
         if self.root.kind == "leaf":  # one leaf, no lists above it (a wide table's columns)
             return {col: False for col in self._leaves}
         used: dict[int, list[int]] = {col: [] for col in self._leaves}
-
-        def visit(node: Node, k: int) -> None:
+        stack = [(self.root, 0)]  # (a recursive closure would be a reference cycle)
+        while stack:
+            node, k = stack.pop()
             if node.leaf is not None:
                 used[node.leaf].append(k)
-            for c in node.children:
-                visit(c, k + 1)
-
-        visit(self.root, 0)
+            stack.extend((c, k + 1) for c in node.children)
         out = {}
         for col, ks in used.items():
             shape = self._shapes[col]  # inner to outer
