@@ -167,13 +167,14 @@ def test_unmappable_arrow_types_name_the_column(arrow_type):
     ("ym interval year to month", "'ym'"),
     ("s struct<x: int, v: variant>", "'s.v'"),
 ])
-def test_unwritable_spark_types_name_the_column(ddl, culprit):
+def test_unwritable_spark_types_name_the_column(spark, ddl, culprit):
+    # (parsing a DDL string needs a running Spark: the fixture, not another test, starts it)
     schema = T._parse_datatype_string(f"id bigint, {ddl}")
     with pytest.raises(UnsupportedTypeError, match=culprit):
         check_writable(schema, "2.0")
 
 
-def test_maps_are_writable_at_the_default_version():
+def test_maps_are_writable_at_the_default_version(spark):
     check_writable(T._parse_datatype_string("id bigint, m map<string,int>, a array<map<string,int>>"))
 
 
