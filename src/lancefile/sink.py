@@ -95,7 +95,8 @@ class FileSink:
             self._await_write()
             from .threadpools import shared_pool
 
-            self._writing = shared_pool("writev", 1).submit(self._write_views, views)
+            # (two threads: two sinks writing at once do not wait for each other's writes)
+            self._writing = shared_pool("writev", 2).submit(self._write_views, views)
 
     def _await_write(self) -> None:
         if self._writing is not None:
@@ -152,7 +153,7 @@ class FileSink:
             if running is not None:
                 try:
                     running.result()
-                except OSError:
+                except Exception:  # the error being handled is the caller's, not this one
                     pass
         self.file.close()
 
