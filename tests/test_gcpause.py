@@ -10,6 +10,19 @@ import lancefile
 from lancefile._gcpause import gc_paused
 
 
+def _collector_states(monkeypatch, owner, name: str) -> list:
+    """Whether the collector was on at each call of ``owner.name`` (a list filled as it runs)."""
+    seen = []
+    real = getattr(owner, name)
+
+    def spy(self, *a, **k):
+        seen.append(gc.isenabled())
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
 def test_pause_nests_and_restores():
     assert gc.isenabled()
     with gc_paused():
@@ -50,14 +63,7 @@ def test_take_runs_with_the_collector_paused(tmp_path, monkeypatch):
 
     t = pa.table({"x": np.arange(10_000), "l": pa.array([[i, i + 1] for i in range(10_000)])})
     lancefile.write_table(t, tmp_path / "t.lance")
-    seen = []
-    real = reader_mod.LanceFileReader._read_selection
-
-    def spy(self, *a, **k):
-        seen.append(gc.isenabled())
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(reader_mod.LanceFileReader, "_read_selection", spy)
+    seen = _collector_states(monkeypatch, reader_mod.LanceFileReader, "_read_selection")
     got = lancefile.LanceFileReader(tmp_path / "t.lance").take_rows([5, 9_999, 17]).to_table()
     assert got.equals(t.take([5, 9_999, 17]))
     assert seen and not any(seen) and gc.isenabled()
@@ -70,14 +76,7 @@ def test_scan_chunks_decode_with_the_collector_paused(tmp_path, monkeypatch):
 
     t = pa.table({f"c{i}": np.arange(3_000, dtype=np.float64) + i for i in range(50)})
     lancefile.write_table(t, tmp_path / "w.lance")
-    seen = []
-    real = reader_mod.LanceFileReader._finish_read
-
-    def spy(self, *a, **k):
-        seen.append(gc.isenabled())
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(reader_mod.LanceFileReader, "_finish_read", spy)
+    seen = _collector_states(monkeypatch, reader_mod.LanceFileReader, "_finish_read")
     between = []
     got = []
     for b in lancefile.LanceFileReader(tmp_path / "w.lance").read_all(batch_size=500, batch_readahead=0):

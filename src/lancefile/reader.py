@@ -400,6 +400,13 @@ class LanceFileReader:
         overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
         pos = start
         pending = None  # the chunk started ahead
+
+        def planned(a: int, b: int) -> bool:
+            # rows [a, b) are not much more than a chunk is planned to be: a single field's chunk
+            # too may then go to the read pool, so that two chunks decode at once (two chunks
+            # made far larger by the batch size would only contend for memory bandwidth)
+            return (b - a) * row_bytes <= 2 * target
+
         try:
             while pos < stop or pending is not None:
                 if pending is None:
@@ -408,15 +415,12 @@ class LanceFileReader:
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
                                                     whole=pos == start and end == stop,
                                                     ahead=overlap and not first and end < stop
-                                                    and (end - pos) * row_bytes <= 2 * target), end
+                                                    and planned(pos, end)), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
                     end = _chunk_end(pos, stop, self._chunk_rows(batch_size, row_bytes, target))
-                    # a single field's chunk too goes to the read pool, so that two chunks decode at
-                    # once, unless the batch size makes chunks much larger than planned (two such
-                    # chunks at once only contend for memory bandwidth)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
-                                                    ahead=(end - pos) * row_bytes <= 2 * target), end
+                                                    ahead=planned(pos, end)), end
                 with gc_paused():  # a wide chunk's thousands of Arrow objects, none of them cycles
                     batch = current()
                 current = None

@@ -28,6 +28,7 @@ from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_c
                                buffer_size as checksum_buffer_size, hash_pieces, segment_hashes)
 from .format.container import ARRAY_ENCODING_URL, BufferRef, Footer, encode_footer, encode_offset_table, pack_any
 from .tempfiles import create_locked
+from .threadpools import shared_pool
 
 __all__ = ["FileSink", "PAD_BYTE"]
 
@@ -93,8 +94,6 @@ class FileSink:
         if self._queue:
             views, self._queue, self._queued = self._queue, [], 0
             self._await_write()
-            from .threadpools import shared_pool
-
             # (two threads: two sinks writing at once do not wait for each other's writes)
             self._writing = shared_pool("writev", 2).submit(self._write_views, views)
 
@@ -128,8 +127,6 @@ class FileSink:
     def _background_sync(self) -> None:
         """Start flushing what is written so far to disk, on another thread, while encoding
         goes on: the fsync that ends the file then has only the tail left to wait for."""
-        from .threadpools import shared_pool
-
         if self._syncing is not None:
             self._syncing.result()  # an error of the previous one (disk full...) surfaces here
         self._unsynced = 0
@@ -147,14 +144,10 @@ class FileSink:
     def discard(self) -> None:
         """Close the file without finishing it (its background write and flush awaited, errors
         ignored: the file is about to be removed)."""
-        for name in ("_writing", "_syncing"):
-            running = getattr(self, name)
-            setattr(self, name, None)
-            if running is not None:
-                try:
-                    running.result()
-                except Exception:  # the error being handled is the caller's, not this one
-                    pass
+        writing, self._writing = self._writing, None
+        _settle(writing)
+        syncing, self._syncing = self._syncing, None  # read after the write: it may have started one
+        _settle(syncing)
         self.file.close()
 
     def align(self) -> None:
@@ -256,6 +249,16 @@ class FileSink:
             out[dest] = data
             self.write(out)
         return base + starts
+
+
+def _settle(running) -> None:
+    """Wait for a background write or flush being abandoned, ignoring its error (the one
+    being handled is the caller's)."""
+    if running is not None:
+        try:
+            running.result()
+        except Exception:
+            pass
 
 
 def _aligned(pos: int, alignment: int) -> int:
