@@ -259,12 +259,14 @@ def test_decompress_many_damaged(scheme, data, repeat, flips, cut):
         want = decompress_buffer(buf, scheme)
     except CorruptFileError:
         want = None
-    try:
-        got = _unpack_many(*decompress_many(*_pack_many([buf]), scheme))[0]
-    except CorruptFileError:
-        return
-    if want is not None:
-        assert got == want
+    good = compress_buffer(data, scheme)
+    for k, buffers in enumerate(([buf], [good, buf, good])):  # alone, and among good ones (zstd: one call for all)
+        try:
+            got = _unpack_many(*decompress_many(*_pack_many(buffers), scheme))[k]
+        except CorruptFileError:
+            continue
+        if want is not None:
+            assert got == want
 
 
 _RUNS = st.lists(st.tuples(st.integers(0, 255), st.integers(1, 90)), max_size=40).map(
@@ -491,3 +493,28 @@ def test_entropy_compress_many_round_trip():
     out, starts, n = decompress_many(packed, np.cumsum(out_sizes) - out_sizes, out_sizes, "zstd")
     assert n.tolist() == sizes.tolist()
     assert b"".join(bytes(out[s : s + k]) for s, k in zip(starts.tolist(), n.tolist())) == levels.tobytes()
+
+
+def test_zstd_frames_decompressed_in_one_call():
+    """Usual zstd buffers (u64 size + a frame) are decompressed by one call of the C backend,
+    each into exactly its announced size; a frame that decodes to another size, or not at
+    all, makes that call give up (None), and decompress_many's frame-by-frame path names it."""
+    from lancefile.encodings.compression import _zstd_batch, _zstd_usual
+
+    pieces = [bytes(range(256)) * 9, b"k" * 4096, b"abc" * 31]
+    packed = [compress_buffer(p, "zstd") for p in pieces]
+
+    def batch(buffers):
+        data, starts, sizes = _pack_many(buffers, 5)
+        announced, usual = _zstd_usual(data, starts, sizes, 1 << 30)
+        assert usual.all()
+        return _zstd_batch(zstandard.ZstdDecompressor(), data, starts, sizes, announced)
+
+    got = batch(packed)
+    assert got is not None and [bytes(got[i]) for i in range(len(got))] == pieces
+    for delta in (1, -1):  # announced one byte more, one byte less than the frame holds
+        wrong = struct.pack("<Q", len(pieces[1]) + delta) + packed[1][8:]
+        assert batch([packed[0], wrong, packed[2]]) is None
+        with pytest.raises(CorruptFileError, match="zstd buffer 1 of 3"):
+            decompress_many(*_pack_many([packed[0], wrong, packed[2]]), "zstd")
+    assert batch([packed[0][:-5], packed[1]]) is None  # a truncated frame

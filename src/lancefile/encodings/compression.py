@@ -169,7 +169,8 @@ def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_D
     once (a page's mini-block chunks, its full-zip values): returns ``(out, out_starts,
     out_sizes)``, buffer ``i`` decompressed at ``out[out_starts[i]:][:out_sizes[i]]``, each
     output starting at a multiple of ``align``. LZ4 blocks are decoded in one compiled pass
-    (:mod:`.kernels.lz4`); zstd frames one call each, with one decompressor. The same checks
+    (:mod:`.kernels.lz4`); zstd frames in one call of python-zstandard's C backend when
+    every buffer has the usual form (else, or when that call fails, one call each). The same checks
     as :func:`decompress_buffer`; the error names the buffer (``buffer i of n``).
 
     Example::
@@ -241,6 +242,10 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     # the usual buffer (u64 size + one frame of that size, within the fast limits) is checked
     # for all at once and decompressed with one call; anything else takes the careful path
     announced, usual = _zstd_usual(raw, starts, sizes, cap)
+    if n > 1 and usual.all():  # one call for every frame: no Python between them
+        pieces = _zstd_batch(dctx, raw, starts, sizes, announced)
+        if pieces is not None:
+            return _zstd_pieces(pieces, announced, n, align)
     mv = memoryview(raw)
     pieces = []
     for i, (s, z, a, ok) in enumerate(zip(starts.tolist(), sizes.tolist(), announced.tolist(), usual.tolist())):
@@ -260,7 +265,32 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
             except CorruptFileError as exc:
                 raise CorruptFileError(f"zstd buffer {i} of {n}: {exc}") from None
         pieces.append(out)
-    out_sizes = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n)
+    return _zstd_pieces(pieces, np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n), n, align)
+
+
+def _zstd_batch(dctx, raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray):
+    """The usual buffers' frames decompressed by one call of python-zstandard's C backend, each
+    into exactly its announced size (a frame that decodes to any other size is an error there),
+    or None where that call is missing or fails: the frame-by-frame path then says which
+    buffer is wrong and why."""
+    import zstandard
+
+    batch = getattr(dctx, "multi_decompress_to_buffer", None)
+    if batch is None:
+        return None
+    segments = np.empty((len(starts), 2), np.uint64)
+    segments[:, 0] = starts + 8
+    segments[:, 1] = sizes - 8
+    try:
+        return batch(zstandard.BufferWithSegments(raw, segments),
+                     decompressed_sizes=announced.astype(np.uint64), threads=0)
+    except (zstandard.ZstdError, ValueError, TypeError):
+        return None
+
+
+def _zstd_pieces(pieces, out_sizes: np.ndarray, n: int, align: int):
+    """``pieces`` (decompressed buffers, ``out_sizes`` long) laid out as :func:`decompress_many`
+    returns them."""
     out_starts, total = _aligned_starts(out_sizes, align)
     if n and not np.any(out_sizes[:-1] % align):  # already aligned back to back: one join
         return np.frombuffer(b"".join(pieces), np.uint8), out_starts, out_sizes
