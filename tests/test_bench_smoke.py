@@ -123,3 +123,22 @@ def test_size_target_compares_with_pylance_and_parquet_zstd():
     base[1]["file_mb"] = 4.8
     met, detail = size_of(base + [rec("numeric", "write", "lancefile", 4.9), rec("wide", "write", "lancefile", 8.0)])[2:]
     assert met is False and "numeric: 1.021x parquet (zstd)" in detail
+
+
+def test_write_target_is_parity_at_2_2_and_0_8x_before():
+    """Issue 10 asks the 2.2 write (pylance's default version) for pylance's throughput;
+    2.0 and 2.1 keep the 0.8x target."""
+    sys.path.insert(0, str(ROOT))
+    from bench.report import evaluate_targets
+
+    def write_of(version, lf_seconds):
+        recs = [{"table": "numeric", "version": version, "op": "write", "lib": lib, "times": [t], "median": t,
+                 "arrow_mb": 10.0, "file_mb": 5.0} for lib, t in (("pylance", 1.0), ("lancefile", lf_seconds))]
+        return next(t for t in evaluate_targets({"records": recs}, version) if t[0] == "write")
+
+    assert write_of("2.2", 1.0)[2] is True
+    key, text, met, detail = write_of("2.2", 1.1)
+    assert met is False and "time ratio <= 1.00" in text and "numeric write: 1.10" in detail
+    for version in ("2.0", "2.1"):
+        assert write_of(version, 1.1)[2] is True and "<= 1.25" in write_of(version, 1.1)[1]
+        assert write_of(version, 1.3)[2] is False
