@@ -518,3 +518,28 @@ def test_zstd_frames_decompressed_in_one_call():
         with pytest.raises(CorruptFileError, match="zstd buffer 1 of 3"):
             decompress_many(*_pack_many([packed[0], wrong, packed[2]]), "zstd")
     assert batch([packed[0][:-5], packed[1]]) is None  # a truncated frame
+
+
+def test_zstd_decompressor_is_reused_per_thread_and_survives_errors():
+    """One zstd decompressor a thread, reused call after call (a new one costs more than a
+    chunk's decoding): a damaged call leaves it able to decode the next, and threads do not
+    share it."""
+    import threading
+
+    from lancefile.encodings import compression
+
+    pieces = [b"abc" * 500, bytes(range(256)) * 3]
+    good = _pack_many([compress_buffer(p, "zstd") for p in pieces])
+    first = compression._decompressor()
+    assert compression._decompressor() is first
+    z = compress_buffer(DATA, "zstd")
+    with pytest.raises(CorruptFileError):
+        decompress_many(*_pack_many([z, z[:-10]]), "zstd")
+    assert _unpack_many(*decompress_many(*good, "zstd")) == pieces
+    assert compression._decompressor() is first
+    other = []
+    t = threading.Thread(target=lambda: other.append((compression._decompressor(),
+                                                      _unpack_many(*decompress_many(*good, "zstd")))))
+    t.start()
+    t.join()
+    assert other[0][0] is not first and other[0][1] == pieces
