@@ -20,7 +20,7 @@ import numpy as np
 from . import libs as L
 from .data import ONE_PAGE, TABLES
 from .measure import machine, median, read_chars, rotate, run_child, timed
-from .report import PARQUET_ZSTD, write_report
+from .report import OWN_TAKE_UNVERIFIED, PARQUET_ZSTD, write_report
 
 SCAN_BATCH_SIZES = (1024, 65536)  # the reference's default and a large one
 TAKE_SIZES = (100, 10_000)
@@ -29,6 +29,7 @@ MEMORY_TABLES = ("numeric", "strings_lowcard", "strings_text", "embeddings", "ne
 # caches are still filling: lancefile's nested 2.2 write peaked 76, 133, 130, 134 MB at 0.5-4x)
 MEMORY_FRACTIONS = (1.0, 2.0)
 NO_FSYNC = "+no-fsync"
+NO_VERIFY = "+no-verify"
 PAGE_VERSION = "2.2"  # the one-page memory run: pylance writes one page per column at 2.1/2.2
 PAGE_BATCH_SIZE = 1024
 
@@ -47,6 +48,12 @@ def readable_versions() -> list[str]:
 def writable_versions() -> list[str]:
     """Every version lancefile can write; at the others only pylance and parquet write."""
     return _table_versions("writable")
+
+
+def lancefile_reader(path, **options):
+    import lancefile
+
+    return lancefile.LanceFileReader(path, **options)
 
 
 def _suffix(lib: str) -> str:
@@ -231,12 +238,18 @@ class Runner:
         idx_sets = [np.sort(rng.choice(rows, k, replace=False)).astype(np.int64) for _ in range(self.args.repeat_fast)]
 
         def take(lib, rep):
-            m = L.LIBS[lib]
-            reader = m.open(path)
+            real = lib.removesuffix(NO_VERIFY)
+            m = L.LIBS[real]
+            # lancefile checks the checksums of what a take reads, pylance has none to check:
+            # the same take without that check shows what the check costs
+            reader = m.open(path) if lib == real else lancefile_reader(path, verify_checksums=False)
             return timed(lambda: m.take(reader, idx_sets[rep]))[0]
 
-        for lib, ts in self.interleaved(lance_libs, self.args.repeat_fast, take).items():
-            self.add(name, version, "own file: take 100", lib, ts, None, rows_taken=k)
+        runs = lance_libs + ([f"lancefile{NO_VERIFY}"] if "lancefile" in lance_libs else [])
+        for lib, ts in self.interleaved(runs, self.args.repeat_fast, take).items():
+            real = lib.removesuffix(NO_VERIFY)
+            op = "own file: take 100" if lib == real else OWN_TAKE_UNVERIFIED
+            self.add(name, version, op, real, ts, None, rows_taken=k)
 
     def _one_column(self, name, version, column, table, libs, read_paths) -> None:
         """Scan one column of the wide table: time, and bytes read (rchar; lancefile also counted)."""

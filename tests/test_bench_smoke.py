@@ -57,6 +57,12 @@ def test_bench_smoke_run(tmp_path):
             # lancefile writes only where it can; elsewhere the report says n/a
             for op in ("write", "write, no fsync"):
                 assert len(found(table, version, op, "lancefile")) == (version in writable), (table, version, op)
+            # both readers of lancefile's own file, and lancefile's take of it without checking checksums
+            from bench.report import OWN_TAKE_UNVERIFIED
+            for op, libs in (("own file: take 100", ("lancefile", "pylance")), (OWN_TAKE_UNVERIFIED, ("lancefile",))):
+                for lib in libs:
+                    assert len(found(table, version, op, lib)) == (version in writable), (table, version, op, lib)
+            assert not found(table, version, OWN_TAKE_UNVERIFIED, "pylance")
         one = found("wide", version, "scan 1 column", "lancefile")
         assert len(one) == 1 and one[0]["counted"], version
     mem = [r for r in result["records"] if r["op"] == "memory"]
@@ -142,3 +148,20 @@ def test_write_target_is_parity_at_2_2_and_0_8x_before():
     for version in ("2.0", "2.1"):
         assert write_of(version, 1.1)[2] is True and "<= 1.25" in write_of(version, 1.1)[1]
         assert write_of(version, 1.3)[2] is False
+
+
+def test_own_take_without_checksums_is_shown_but_not_a_target():
+    """The take of lancefile's own file without checking checksums is compared with pylance's
+    take of that file, but the target is about the take as users get it (checked)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.report import OWN_TAKE_UNVERIFIED, evaluate_targets, ratio_table
+
+    def rec(op, lib, t):
+        return {"table": "numeric", "version": "2.2", "op": op, "lib": lib, "times": [t], "median": t,
+                "arrow_mb": None}
+
+    records = [rec("own file: take 100", "pylance", 1.0), rec("own file: take 100", "lancefile", 0.9),
+               rec(OWN_TAKE_UNVERIFIED, "lancefile", 2.0)]
+    own = next(t for t in evaluate_targets({"records": records}, "2.2") if t[0] == "read_own")
+    assert own[2] is True and "0.90" in own[3]
+    assert "2.00" in ratio_table(records, "2.2")  # shown, as a ratio to pylance's own-file take
