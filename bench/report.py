@@ -601,7 +601,9 @@ def render(result: dict, markdown: bool = True) -> str:
                       + (f" (lancefile, which does not write {version}, scans pylance's)" if na else "")
                       + ". Baseline: RSS after imports, set-up and a warm-up write and scan of 20,000 rows (so "
                       "what a library loads once per process, such as numba's kernels, is not counted as data: "
-                      "the start-up section measures it), just before the operation.", "", mem]
+                      "the start-up section measures it), just before the operation. Where lancefile's peaks at "
+                      "the two sizes look like growth with the file, each was measured twice more and the "
+                      "median run is shown (its runs are in results.json, `runs_mb`).", "", mem]
         if page and page["version"] == version:
             parts += ["", f"## Lance {version}: scan of one {_size_mb(_largest_page_mb(page))} MB page", "",
                       one_page_text(page)]

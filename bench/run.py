@@ -324,9 +324,8 @@ class Runner:
                     self.records.append(mine[lib, frac])
                 for p in paths.values():
                     p.unlink(missing_ok=True)
-            if len(fractions) >= 2:
-                for lib in libs:
-                    self._memory_again(name, version, lib, [mine[lib, f] for f in fractions])
+            if len(fractions) >= 2 and "lancefile" in libs:  # the library whose peak has a target
+                self._memory_again(name, version, "lancefile", [mine["lancefile", f] for f in fractions])
 
     def _memory_once(self, name, version, lib, rows, paths):
         """One streaming write (where ``lib`` writes ``version``) and one scan of its file, each

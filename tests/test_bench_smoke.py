@@ -199,3 +199,13 @@ def test_a_peak_that_looks_like_growth_is_measured_again(tmp_path, monkeypatch):
               for n, g in ((100, 80.0), (200, 95.0))]
     runner._memory_again("numeric", "2.2", "lancefile", within)
     assert calls == [] and within[1]["write"] == {"growth_mb": 95.0}
+    # only lancefile's peaks have a target: the others' are measured once (pylance's scan
+    # holds the whole file, which grows with it, and would be measured three times each)
+    seen = []
+    monkeypatch.setattr(R.Runner, "_memory_once", lambda self, name, version, lib, rows, paths: (
+        seen.append(lib) or ({"growth_mb": rows / 2.0}, {"growth_mb": rows / 2.0}, tmp_path / "none")))
+    monkeypatch.setattr(R.Path, "stat", lambda self: types.SimpleNamespace(st_size=1))
+    args = types.SimpleNamespace(workdir=str(tmp_path), silent=True, tables=["numeric"], smoke=False, quick=False,
+                                 scale=1.0, libs=["lancefile", "pylance"], versions=["2.2"])
+    R.Runner(args).memory("2.2")
+    assert seen.count("pylance") == 2 and seen.count("lancefile") == 2 + 2 * 2
