@@ -59,10 +59,10 @@ def _lf_write(path, schema, batches: Iterable[pa.RecordBatch], version: str) -> 
             w.write_batch(b)
 
 
-def _lf_open(path, columns=None):
+def _lf_open(path, columns=None, **options):
     import lancefile
 
-    return lancefile.LanceFileReader(path, columns=columns)
+    return lancefile.LanceFileReader(path, columns=columns, **options)
 
 
 def _lf_batches(reader, batch_size: int):

@@ -20,7 +20,7 @@ import numpy as np
 from . import libs as L
 from .data import ONE_PAGE, TABLES
 from .measure import machine, median, read_chars, rotate, run_child, timed
-from .report import BOUNDED_SLACK_MB, BOUNDED_SLOPE, OWN_TAKE_UNVERIFIED, PARQUET_ZSTD, write_report
+from .report import OWN_TAKE_UNVERIFIED, PARQUET_ZSTD, bounded_limit_mb, write_report
 
 SCAN_BATCH_SIZES = (1024, 65536)  # the reference's default and a large one
 TAKE_SIZES = (100, 10_000)
@@ -49,12 +49,6 @@ def readable_versions() -> list[str]:
 def writable_versions() -> list[str]:
     """Every version lancefile can write; at the others only pylance and parquet write."""
     return _table_versions("writable")
-
-
-def lancefile_reader(path, **options):
-    import lancefile
-
-    return lancefile.LanceFileReader(path, **options)
 
 
 def _suffix(lib: str) -> str:
@@ -243,7 +237,7 @@ class Runner:
             m = L.LIBS[real]
             # lancefile checks the checksums of what a take reads, pylance has none to check:
             # the same take without that check shows what the check costs
-            reader = m.open(path) if lib == real else lancefile_reader(path, verify_checksums=False)
+            reader = m.open(path) if lib == real else m.open(path, None, verify_checksums=False)
             return timed(lambda: m.take(reader, idx_sets[rep]))[0]
 
         runs = lance_libs + ([f"lancefile{NO_VERIFY}"] if "lancefile" in lance_libs else [])
@@ -343,29 +337,26 @@ class Runner:
         measured twice more at each size, and each size keeps the run of median growth: a
         peak's timing (when freed memory goes back, which thread's arena holds it) moves it by
         tens of MB from run to run, one way or the other. ``recs``: the smallest size first."""
-        extra_mb = recs[-1]["arrow_mb"] - recs[0]["arrow_mb"]
-        limit = BOUNDED_SLACK_MB + BOUNDED_SLOPE * extra_mb
-        ops = [op for op in ("write", "scan")
-               if recs[0][op] is not None and recs[-1][op]["growth_mb"] - recs[0][op]["growth_mb"] > limit]
-        if not ops:
+        small, big = recs[0], recs[-1]
+        limit = bounded_limit_mb(big["arrow_mb"] - small["arrow_mb"])
+        ops = [op for op in ("write", "scan") if small[op] is not None]
+        if not any(big[op]["growth_mb"] - small[op]["growth_mb"] > limit for op in ops):
             return
-        runs = {(id(r), op): [r[op]] for r in recs for op in ("write", "scan") if r[op] is not None}
+        runs = [{op: [r[op]] for op in ops} for r in recs]
         for _ in range(MEMORY_AGAIN):
-            for r in recs:
+            for r, mine in zip(recs, runs):
                 paths = {x: self.work / f"mem-{name}-{x}.{_suffix(x)}" for x in ("pylance", lib)}
                 if not self.writes(lib, version):  # the file it scans is pylance's: written first, not measured
                     self._memory_once(name, version, "pylance", r["rows"], paths)
                 w, s, _ = self._memory_once(name, version, lib, r["rows"], paths)
-                for op, got in (("write", w), ("scan", s)):
-                    if got is not None:
-                        runs[id(r), op].append(got)
+                for op in ops:
+                    mine[op].append(w if op == "write" else s)
                 for p in paths.values():
                     p.unlink(missing_ok=True)
-        for r in recs:
-            for op in ("write", "scan"):
-                if r[op] is not None:
-                    got = sorted(runs[id(r), op], key=lambda m: m["growth_mb"])
-                    r[op] = dict(got[len(got) // 2], runs_mb=[round(m["growth_mb"], 1) for m in runs[id(r), op]])
+        for r, mine in zip(recs, runs):
+            for op, got in mine.items():
+                median_run = sorted(got, key=lambda m: m["growth_mb"])[len(got) // 2]
+                r[op] = dict(median_run, runs_mb=[round(m["growth_mb"], 1) for m in got])
 
     def one_page(self) -> dict:
         """Peak memory of scanning one big page: pylance writes ONE_PAGE in a single write_batch

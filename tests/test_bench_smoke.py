@@ -203,8 +203,9 @@ def test_a_peak_that_looks_like_growth_is_measured_again(tmp_path, monkeypatch):
     # holds the whole file, which grows with it, and would be measured three times each)
     seen = []
     monkeypatch.setattr(R.Runner, "_memory_once", lambda self, name, version, lib, rows, paths: (
-        seen.append(lib) or ({"growth_mb": rows / 2.0}, {"growth_mb": rows / 2.0}, tmp_path / "none")))
-    monkeypatch.setattr(R.Path, "stat", lambda self: types.SimpleNamespace(st_size=1))
+        seen.append(lib) or ({"growth_mb": rows / 2.0}, {"growth_mb": rows / 2.0}, written)))
+    written = tmp_path / "written.lance"  # the file a measured write left (its size is recorded)
+    written.write_bytes(b"x")
     args = types.SimpleNamespace(workdir=str(tmp_path), silent=True, tables=["numeric"], smoke=False, quick=False,
                                  scale=1.0, libs=["lancefile", "pylance"], versions=["2.2"])
     R.Runner(args).memory("2.2")
