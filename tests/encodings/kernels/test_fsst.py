@@ -377,11 +377,25 @@ def _tables_and_strings(draw):
     return tables, counts, strings
 
 
-@settings(deadline=None)
-@given(case=_tables_and_strings(), halves=st.booleans())
-def test_decompress_spans_tables_equals_one_table_at_a_time(case, halves):
+def _paths(mp, path: str) -> None:
+    """Route every decode the way ``path`` says: two passes ("measure") or one ("one-pass"),
+    on one thread or in two halves ("... halves"); one-pass outputs sized from a 4-byte
+    sample, so that they must grow."""
     from lancefile.encodings.kernels import fsst as fsst_module
 
+    one_pass, halves = path.startswith("one-pass"), path.endswith("halves")
+    mp.setattr(fsst_module, "ONE_PASS_FSST_BYTES", 1 if one_pass else 1 << 40)
+    mp.setattr(fsst_module, "PARALLEL_FSST_BYTES", 1 if halves else 1 << 40)
+    mp.setattr(fsst_module, "HALVES_FSST_BYTES", 1 if halves else 1 << 40)
+    mp.setattr(fsst_module, "_SAMPLE_CODE_BYTES", 4)
+
+
+_PATHS = ["measure", "measure halves", "one-pass", "one-pass halves"]
+
+
+@settings(deadline=None)
+@given(case=_tables_and_strings(), path=st.sampled_from(_PATHS))
+def test_decompress_spans_tables_equals_one_table_at_a_time(case, path):
     tables, counts, strings = case
     buf, starts = bytearray(), []
     for s in strings:
@@ -389,8 +403,8 @@ def test_decompress_spans_tables_equals_one_table_at_a_time(case, halves):
         starts.append(len(buf))
         buf += s
     sizes = [len(s) for s in strings]
-    with pytest.MonkeyPatch.context() as mp:  # two halves on two threads, or one
-        mp.setattr(fsst_module, "PARALLEL_FSST_BYTES", 1 if halves else 1 << 30)
+    with pytest.MonkeyPatch.context() as mp:
+        _paths(mp, path)
         data, offs = k.fsst_decompress_spans_tables(np.frombuffer(bytes(buf) or b"\0", np.uint8), starts, sizes,
                                                     tables, counts)
     want, at = b"", 0
@@ -433,3 +447,81 @@ def test_bad_tables_and_strings_are_named_by_table():
     assert exc.value.table == 1
     with pytest.raises(InvalidInputError, match="table 1 stores its strings raw"):
         k.fsst_decompress_spans_tables(bytes([0]), [0], [1], [good, _table([b"a"], switch=0)], [1, 0])
+
+
+# --- one pass over the codes (large inputs: a scan's pages) ------------------------------
+
+
+def _expanding(rng, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` strings whose expansion grows along the input: the first are escapes (2 code
+    bytes -> 1 byte), the last 8-byte symbols (1 -> 8), so an output sized from the first
+    strings is too small for the rest."""
+    sizes = rng.integers(0, 40, n)
+    codes = bytearray()
+    for i, size in enumerate(sizes):
+        if i < n // 3:
+            codes += bytes([255, 0x41]) * (int(size) // 2) + bytes([1]) * (int(size) % 2)
+        else:
+            codes += rng.integers(0, 3, int(size)).astype(np.uint8).tobytes()
+    return np.frombuffer(bytes(codes), np.uint8), np.concatenate([[0], np.cumsum(sizes)])
+
+
+@pytest.mark.parametrize("path", _PATHS)
+def test_one_pass_decodes_as_two_passes(path):
+    """Every way of decoding gives the plain-Python bytes and offsets, including a one-pass
+    output that must grow (its size estimate comes from strings that expand least)."""
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"c", b"fghijklm"]))
+    codes, offsets = _expanding(np.random.default_rng(3), 3000)
+    with pytest.MonkeyPatch.context() as mp:
+        _paths(mp, path)
+        data, offs = k.fsst_decompress(codes, offsets, symbols, lengths)
+    pdata, poffs = k.fsst_decompress_py(codes, offsets, symbols, lengths)
+    assert bytes(data) == bytes(pdata)
+    np.testing.assert_array_equal(offs, poffs)
+    assert len(data) == offs[-1]  # cut to its size
+
+
+@pytest.mark.parametrize("path", ["one-pass", "one-pass halves"])
+@pytest.mark.parametrize("bad, code, match", [(10, 9, "no symbol"), (2500, 9, "no symbol"),
+                                               (2999, 255, "truncated escape")])
+def test_one_pass_names_the_bad_string(path, bad, code, match):
+    """A damaged string is named as the measuring pass names it, wherever it lies: in the
+    sample, after the output grew, in the second half."""
+    from lancefile.encodings.kernels import fsst as fsst_module
+
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"c", b"fghijklm"]))
+    rng = np.random.default_rng(4)
+    codes, offsets = _expanding(rng, 3000)
+    codes = codes.copy()
+    while offsets[bad + 1] == offsets[bad]:  # a string with codes
+        bad -= 1
+    last = offsets[bad + 1] - 1
+    codes[last] = code
+    if last > offsets[bad]:
+        codes[last - 1] = 0  # a symbol or an escape's literal: the last byte is read as a code either way
+    with pytest.MonkeyPatch.context() as mp:
+        _paths(mp, path)
+        with pytest.raises(CorruptFileError, match=f"FSST string {bad} .*{match}"):
+            k.fsst_decompress(codes, offsets, symbols, lengths)
+    assert fsst_module._RUNNING == [0]  # the decode is no longer counted as running
+
+
+def test_one_pass_halves_only_when_alone(monkeypatch):
+    """Two one-pass decodes at once (a scan's two chunks) each keep to one thread; a decode
+    on its own splits in two."""
+    from lancefile.encodings.kernels import _common
+    from lancefile.encodings.kernels import fsst as fsst_module
+
+    _paths(monkeypatch, "one-pass halves")
+    used = []
+    real = _common.shared_pool
+    monkeypatch.setattr(_common, "shared_pool", lambda *a: used.append(a) or real(*a))
+    symbols, lengths, _ = k.fsst_parse_symbol_table(_table([b"ab", b"c", b"fghijklm"]))
+    codes, offsets = _expanding(np.random.default_rng(5), 200)
+    k.fsst_decompress(codes, offsets, symbols, lengths)
+    assert used
+    used.clear()
+    monkeypatch.setattr(fsst_module, "_RUNNING", [1])  # another decode under way
+    data, offs = k.fsst_decompress(codes, offsets, symbols, lengths)
+    assert not used
+    assert bytes(data) == bytes(k.fsst_decompress_py(codes, offsets, symbols, lengths)[0])

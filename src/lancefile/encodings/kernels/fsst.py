@@ -11,6 +11,7 @@ the codes ``00 01 02 ff 21`` decode to ``hello world!``.
 from __future__ import annotations
 
 import struct
+import threading
 
 import numpy as np
 
@@ -142,8 +143,60 @@ def _k_fsst_fill(codes, starts, ends, bounds, sym_u64, lens, out):
                 p += one
 
 
+@_Kernel
+def _k_fsst_decode(codes, starts, ends, bounds, sym_u64, lens, n_symbols, out, out_offsets, i0, pos0):
+    # Measuring and filling in one pass (large inputs: the codes are read once, not twice),
+    # strings from i0 on, written from out[pos0] on, with _k_fsst_measure's checks. A string
+    # starts only when out has 8 bytes of room for each of its codes (the most a code can
+    # write); else the pass stops there. Returns (status, string, bytes written up to it):
+    # status 0 = done, 4 = out of room at that string, 1..3 as _k_fsst_measure.
+    ncodes = codes.shape[0]
+    room = out.shape[0]
+    pos = pos0
+    one = np.uint64(1)
+    for t in range(bounds.shape[0] - 1):
+        syms = sym_u64[t]
+        ln = lens[t]
+        n_sym = n_symbols[t]
+        for i in range(max(bounds[t], i0), bounds[t + 1]):
+            a = starts[i]
+            b = ends[i]
+            if a < 0 or b < a or b > ncodes:
+                return 1, i, pos
+            if pos + 8 * (b - a) > room:
+                return 4, i, pos
+            p = np.uint64(a)
+            end = np.uint64(b)
+            while p < end:
+                c = codes[p]
+                if c == 255:
+                    if p + one >= end:
+                        return 2, i, pos
+                    out[pos] = codes[p + one]
+                    pos += 1
+                    p += one + one
+                    continue
+                if c >= n_sym:
+                    return 3, i, pos
+                store_u64(out, pos, syms[c])
+                pos += ln[c]
+                p += one
+            out_offsets[i + 1] = pos
+    return 0, -1, pos
+
+
 # Below this many code bytes, one thread decodes (a thread costs more than it saves).
 PARALLEL_FSST_BYTES = 4 << 20
+# From this many code bytes on, strings are decoded in one pass (see _decode_once).
+ONE_PASS_FSST_BYTES = 1 << 20
+# The output of a one-pass decode is first sized from the strings holding this many code bytes.
+_SAMPLE_CODE_BYTES = 64 * 1024
+# From this many code bytes on, a one-pass decode runs in two halves on two threads, unless
+# another one-pass decode is running (a scan's next chunk: the two then have a core each, and
+# the halves' joining copy would be extra work).
+HALVES_FSST_BYTES = 4 << 20
+_RUNNING = [0]  # one-pass decodes under way
+_RUNNING_LOCK = threading.Lock()
 # Training samples at most this many bytes of the input (see :mod:`.fsst_encode`).
 FSST_SAMPLE_BYTES = 1 << 14
 
@@ -196,12 +249,24 @@ def _decompress(codes, starts, ends, symbols, lengths) -> tuple[np.ndarray, np.n
                               lens.reshape(1, 256), np.array([n], np.int64))
 
 
+def _raise_at(status: int, where: int, bounds: np.ndarray, ncodes: int) -> None:
+    table = int(np.searchsorted(bounds, where, side="right")) - 1
+    which = f" of symbol table {table}" if len(bounds) > 2 else ""  # numbered from the table's first
+    err = CorruptFileError(f"FSST string {where - int(bounds[table])}{which} " + _FSST_ERRORS[status].format(n=ncodes))
+    err.table = table  # which table's strings: a caller names its page
+    raise err
+
+
 def _decompress_tables(codes, starts, ends, bounds, sym_u64, lens, n_symbols) -> tuple[np.ndarray, np.ndarray]:
     """Strings ``bounds[t]..bounds[t + 1]`` decoded with table ``t`` (``sym_u64[t]``,
-    ``lens[t]``, ``n_symbols[t]``), all in one measuring and one filling pass."""
+    ``lens[t]``, ``n_symbols[t]``): a measuring and a filling pass, or for large inputs
+    one pass (:func:`_decode_once`)."""
     count = starts.size
     if count == 0:
         return np.empty(0, np.uint8), np.zeros(1, np.int64)
+    spans = ends - starts
+    if count > 1 and int(spans.sum()) >= ONE_PASS_FSST_BYTES and int(spans.min()) >= 0:
+        return _decode_once(codes, starts, ends, spans, bounds, sym_u64, lens, n_symbols)
     # Large inputs are decoded in two halves on two threads (the kernels release the GIL):
     # counted in code bytes, not in the distance they span (a take's few strings scattered
     # over a page paid a thread hand-off each)
@@ -215,13 +280,7 @@ def _decompress_tables(codes, starts, ends, bounds, sym_u64, lens, n_symbols) ->
 
     for k, (status, where) in enumerate(run_parallel(measure, parts) if halves > 1 else [measure(parts[0])]):
         if status:
-            where += cuts[k]
-            table = int(np.searchsorted(bounds, where, side="right")) - 1
-            which = f" of symbol table {table}" if len(bounds) > 2 else ""  # numbered from the table's first
-            err = CorruptFileError(f"FSST string {where - int(bounds[table])}{which} "
-                                   + _FSST_ERRORS[status].format(n=codes.size))
-            err.table = table  # which table's strings: a caller names its page
-            raise err
+            _raise_at(status, where + cuts[k], bounds, codes.size)
     sizes = [int(p[2][-1]) for p in parts]
     data = empty(sum(sizes), np.uint8)
     out_at = np.cumsum([0] + sizes)
@@ -235,6 +294,86 @@ def _decompress_tables(codes, starts, ends, bounds, sym_u64, lens, n_symbols) ->
         return data, np.concatenate([parts[0][2]] + [p[2][1:] + out_at[k] for k, p in enumerate(parts) if k])
     fill(0)
     return data, parts[0][2]
+
+
+def _decode_once(codes, starts, ends, spans, bounds, sym_u64, lens, n_symbols) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_decompress_tables` in one pass over the codes (a scan's strings: a measuring
+    and a filling pass would read twice the codes' size from memory).
+
+    The output is sized from the strings of the first :data:`_SAMPLE_CODE_BYTES` code bytes
+    (measured first), with a fifth more and room for the longest string; should the rest
+    expand more, the pass stops, the output grows and the pass goes on where it stopped. At
+    :data:`HALVES_FSST_BYTES` and more, the strings' two halves are decoded on two threads,
+    the second half's bytes then copied after the first's. The output is cut to its size
+    (Arrow's allocator shrinks it in place)."""
+    import pyarrow as pa
+
+    count = starts.size
+    total = int(spans.sum())
+    longest = 8 * int(spans.max()) + 64
+    done_at = np.cumsum(spans)  # code bytes up to and including each string
+    sample = min(int(np.searchsorted(done_at, _SAMPLE_CODE_BYTES)) + 1, count)
+    sizes = np.empty(sample + 1, np.int64)
+    status, where = _k_fsst_measure(codes, starts[:sample], ends[:sample], np.clip(bounds, 0, sample), lens,
+                                    n_symbols, sizes)
+    if status:
+        _raise_at(status, where, bounds, codes.size)
+    ratio = int(sizes[-1]) / max(int(done_at[sample - 1]), 1)
+    offsets = np.empty(count + 1, np.int64)
+    offsets[0] = 0
+
+    def run(a: int, b: int, room: int):
+        """Strings [a, b) into a buffer of their own (``room`` bytes to start with): (buffer,
+        bytes written). ``offsets[a + 1 : b + 1]`` get their ends, counted from the buffer's start."""
+        buf = pa.allocate_buffer(room, resizable=True)
+        part = (codes, starts[a:b], ends[a:b], np.clip(bounds, a, b) - a, sym_u64, lens, n_symbols)
+        before = int(done_at[a - 1]) if a else 0
+        i, pos = 0, 0
+        while True:
+            status, where, pos = _k_fsst_decode(*part, np.frombuffer(buf, np.uint8), offsets[a : b + 1], i, pos)
+            if status == 0:
+                return buf, pos
+            if status != 4:
+                _raise_at(status, a + where, bounds, codes.size)
+            # out of room at string a + where: grow by what the rest needs at the rate seen so far
+            done = int(done_at[a + where - 1]) - before if where else 0
+            rate = max(pos / max(done, 1), ratio)
+            grown = pa.allocate_buffer(pos + int((int(done_at[b - 1]) - before - done) * rate * 1.2) + longest,
+                                       resizable=True)
+            np.frombuffer(grown, np.uint8)[:pos] = np.frombuffer(buf, np.uint8)[:pos]
+            buf, i = grown, where
+
+    room = int(total * ratio * 1.2) + longest
+    with _RUNNING_LOCK:
+        alone = _RUNNING[0] == 0
+        _RUNNING[0] += 1
+    try:
+        buf, pos = _run_halves(run, offsets, done_at, total, ratio, longest, room) if alone and \
+            total >= HALVES_FSST_BYTES else run(0, count, room)
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING[0] -= 1
+    buf.resize(pos, shrink_to_fit=True)
+    return np.frombuffer(buf, np.uint8), offsets
+
+
+def _run_halves(run, offsets, done_at, total: int, ratio: float, longest: int, room: int):
+    """:func:`_decode_once`'s ``run`` of the strings' two halves (by code bytes) on two
+    threads, the first half's buffer (``room`` bytes) then holding both: (buffer, bytes)."""
+    import pyarrow as pa
+
+    count = len(done_at)
+    half = min(max(int(np.searchsorted(done_at, total // 2)), 1), count - 1)
+    second = int(done_at[-1] - done_at[half - 1])
+    (buf, pos), (buf2, pos2) = run_parallel(lambda ab: run(*ab), [(0, half, room),
+                                                                     (half, count, int(second * ratio * 1.2) + longest)])
+    if pos + pos2 > buf.size:
+        grown = pa.allocate_buffer(pos + pos2, resizable=True)
+        np.frombuffer(grown, np.uint8)[:pos] = np.frombuffer(buf, np.uint8)[:pos]
+        buf = grown
+    np.frombuffer(buf, np.uint8)[pos : pos + pos2] = np.frombuffer(buf2, np.uint8)[:pos2]
+    offsets[half + 1 :] += pos
+    return buf, pos + pos2
 
 
 def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
