@@ -36,6 +36,9 @@ class ColumnPages:
         self.num_rows = self.bounds[-1]
         self._url, self._message = url, message
         self.label = label  # e.g. "field 'a', file version 2.2": added to every message
+        # every page's decoder carries its "where" (a take makes hundreds): made from two parts
+        self._where_head = f"{layout.path}: column {index} page "
+        self._where_tail = f" ({label})" if label else ""
         self._encodings: dict[int, object] = {}
 
     def page(self, i: int, cache: dict) -> PageData:
@@ -60,8 +63,7 @@ class ColumnPages:
                 pages.pop(i, None)
 
     def where(self, i: int) -> str:
-        label = f" ({self.label})" if self.label else ""
-        return f"{self.layout.path}: column {self.index} page {i}{label}"
+        return f"{self._where_head}{i}{self._where_tail}"
 
     def encoding(self, i: int):
         """The page's encoding message (parsed once)."""

@@ -94,6 +94,7 @@ class LeafColumn:
         self.pages = ColumnPages(layout, index, PAGE_LAYOUT_URL, pb.PageLayout, label)
         self.leaf = leaf
         self._decoders: dict[int, object] = {}
+        self._templates: dict[bytes, object] = {}  # page encoding -> its checked decoder (the leaf is this column's)
         # every leaf column holds one entry a row (mult per row under a fixed_size_list<struct>)
         if layout.num_rows is not None and self.pages.num_rows != layout.num_rows * mult:
             want = layout.num_rows * mult
@@ -107,8 +108,14 @@ class LeafColumn:
     def decoder(self, i: int):
         dec = self._decoders.get(i)
         if dec is None:
+            # a column's pages mostly share a handful of encodings: each is looked up once per
+            # reader here (keyed by its bytes alone), not hashed with the leaf for every page
             page = self.pages.info.pages[i]
-            dec = self._decoders[i] = page_decoder(page.encoding, self.leaf, page.length, self.pages, i)
+            template = self._templates.get(page.encoding)
+            if template is None:
+                template = self._templates[page.encoding] = page_template(page.encoding, self.leaf, page.length,
+                                                                          self.pages, i)
+            dec = self._decoders[i] = template.for_page(page.length, self.pages.where(i))
         return dec
 
     def read(self, sel: Selection, cache: dict) -> PagePart:
@@ -176,12 +183,13 @@ _TEMPLATES: dict = {}
 _MAX_TEMPLATES = 4096
 
 
-def page_decoder(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: int):
-    """The decoder of page ``i``: parsed and checked once per distinct encoding and leaf."""
+def page_template(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: int):
+    """The checked decoder of pages encoded as page ``i`` is (``encoding``: its bytes) in a
+    column of ``leaf``; :meth:`for_page` makes a page's own."""
     key = (encoding, leaf)
     template = _TEMPLATES.get(key)
     if template is not None:
-        return template.for_page(rows, pages.where(i))
+        return template
     where = pages.where(i)
     name, sub, cls = LAYOUT.lookup(pages.encoding(i), where=where)
     if len(_TEMPLATES) >= _MAX_TEMPLATES:
@@ -195,7 +203,7 @@ def page_decoder(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: 
         if shape is not None:
             _TEMPLATES[(cls, shape, leaf)] = template
     _TEMPLATES[key] = template
-    return template.for_page(rows, where)
+    return template
 
 
 def _concat_parts(parts: list[PagePart], dtype: pa.DataType, num_rows: int) -> PagePart:
