@@ -543,3 +543,92 @@ def test_zstd_decompressor_is_reused_per_thread_and_survives_errors():
     t.start()
     t.join()
     assert other[0][0] is not first and other[0][1] == pieces
+
+
+# --- zstd frames by the compiled loop that calls libzstd (kernels.zstd) --------------------
+
+
+def _without_compiled_loop(mp) -> None:
+    from lancefile.encodings.kernels import zstd as zstd_kernel
+
+    mp.setattr(zstd_kernel, "_library", lambda: None)
+
+
+def test_zstd_compiled_loop_decodes_into_its_slots_and_stops_at_a_bad_frame():
+    """Each frame fills exactly its slot of the output (bytes between slots untouched); a frame
+    that announces more or less than it holds, is cut short or is not zstd at all is reported
+    by its index, the frames before it decoded."""
+    from lancefile.encodings.kernels import zstd_available, zstd_decompress_into
+
+    if not zstd_available():  # pragma: no cover - the wheels ship the cffi build
+        pytest.skip("python-zstandard without its cffi build")
+    pieces = [bytes(range(256)) * 9, b"k" * 4096, b"abc" * 31]
+    frames = [zstandard.ZstdCompressor().compress(p) for p in pieces]
+
+    def run(frames, announced):
+        raw = np.frombuffer(b"".join(frames), np.uint8)
+        starts = np.cumsum([0] + [len(f) for f in frames[:-1]])
+        out_starts = np.cumsum([0] + [a + 8 for a in announced[:-1]])
+        out = np.full(int(out_starts[-1]) + announced[-1] + 8, 0xEE, np.uint8)
+        bad = zstd_decompress_into(raw, starts, [len(f) for f in frames], out, out_starts, np.array(announced))
+        return bad, out, out_starts
+
+    sizes = [len(p) for p in pieces]
+    bad, out, at = run(frames, sizes)
+    assert bad == -1
+    assert [bytes(out[a : a + n]) for a, n in zip(at, sizes)] == pieces
+    assert all(bytes(out[a + n : a + n + 8]) == b"\xee" * 8 for a, n in zip(at, sizes))  # nothing past a slot
+    for delta in (1, -1):  # the middle frame announced one byte more, one less than it holds
+        bad, out, at = run(frames, [sizes[0], sizes[1] + delta, sizes[2]])
+        assert bad == 1 and bytes(out[: sizes[0]]) == pieces[0]
+        assert bytes(out[at[1] + sizes[1] + delta : at[1] + sizes[1] + delta + 8]) == b"\xee" * 8
+    assert run([frames[0], frames[1][:-7], frames[2]], sizes)[0] == 1  # cut short
+    assert run([frames[0], frames[1], b"\x00" * 40], sizes)[0] == 2  # not a frame
+
+
+def test_zstd_compiled_loop_context_per_thread():
+    import threading
+
+    from lancefile.encodings.kernels import zstd as zstd_kernel
+
+    if not zstd_kernel.zstd_available():  # pragma: no cover
+        pytest.skip("python-zstandard without its cffi build")
+    mine = zstd_kernel._context()
+    assert zstd_kernel._context() == mine  # made once a thread
+    other = []
+    t = threading.Thread(target=lambda: other.append(zstd_kernel._context()))
+    t.start()
+    t.join()
+    assert other[0] != mine
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_decompress_many_zstd_with_and_without_the_compiled_loop(compiled):
+    """The compiled loop, python-zstandard's batch call and the frame-by-frame path give the
+    same bytes, and the same errors naming the buffer."""
+    pieces = [bytes(range(256)) * 9, b"", b"k" * 4096, b"abc" * 31]
+    packed = [compress_buffer(p, "zstd") for p in pieces]
+    z = compress_buffer(DATA, "zstd")
+    with pytest.MonkeyPatch.context() as mp:
+        if not compiled:
+            _without_compiled_loop(mp)
+        assert _unpack_many(*decompress_many(*_pack_many(packed, 3), "zstd")) == pieces
+        assert _unpack_many(*decompress_many(*_pack_many(packed[:1]), "zstd")) == pieces[:1]
+        for delta in (1, -1):
+            wrong = struct.pack("<Q", len(pieces[2]) + delta) + packed[2][8:]
+            with pytest.raises(CorruptFileError, match="zstd buffer 2 of 4"):
+                decompress_many(*_pack_many([packed[0], packed[1], wrong, packed[3]]), "zstd")
+        with pytest.raises(CorruptFileError, match="zstd buffer 1 of 2"):
+            decompress_many(*_pack_many([z, z[:-10]]), "zstd")
+
+
+def test_decompress_many_zstd_uses_the_compiled_loop(monkeypatch):
+    from lancefile.encodings.kernels import zstd as zstd_kernel
+
+    if not zstd_kernel.zstd_available():  # pragma: no cover
+        pytest.skip("python-zstandard without its cffi build")
+    from lancefile.encodings import compression
+
+    monkeypatch.setattr(compression, "_zstd_batch", lambda *a: pytest.fail("the batch call was used"))
+    pieces = [b"abc" * 500, bytes(range(256)) * 3]
+    assert _unpack_many(*decompress_many(*_pack_many([compress_buffer(p, "zstd") for p in pieces]), "zstd")) == pieces

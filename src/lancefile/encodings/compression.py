@@ -170,8 +170,9 @@ def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_D
     once (a page's mini-block chunks, its full-zip values): returns ``(out, out_starts,
     out_sizes)``, buffer ``i`` decompressed at ``out[out_starts[i]:][:out_sizes[i]]``, each
     output starting at a multiple of ``align``. LZ4 blocks are decoded in one compiled pass
-    (:mod:`.kernels.lz4`); zstd frames in one call of python-zstandard's C backend when
-    every buffer has the usual form (else, or when that call fails, one call each). The same checks
+    (:mod:`.kernels.lz4`); zstd frames, when every buffer has the usual form, by one compiled
+    loop calling libzstd (:mod:`.kernels.zstd`) or else one call of python-zstandard's C backend
+    (and otherwise, or when those fail, one call each). The same checks
     as :func:`decompress_buffer`; the error names the buffer (``buffer i of n``).
 
     Example::
@@ -257,6 +258,10 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     # the usual buffer (u64 size + one frame of that size, within the fast limits) is checked
     # for all at once and decompressed with one call; anything else takes the careful path
     announced, usual = _zstd_usual(raw, starts, sizes, cap)
+    if n and usual.all():
+        got = _zstd_compiled(raw, starts, sizes, announced, align)
+        if got is not None:
+            return got
     if n > 1 and usual.all():  # one call for every frame: no Python between them
         pieces = _zstd_batch(dctx, raw, starts, sizes, announced)
         if pieces is not None:
@@ -281,6 +286,23 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
                 raise CorruptFileError(f"zstd buffer {i} of {n}: {exc}") from None
         pieces.append(out)
     return _zstd_pieces(pieces, np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n), n, align)
+
+
+def _zstd_compiled(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray, align: int):
+    """The usual buffers' frames decoded by one compiled loop calling libzstd
+    (:mod:`.kernels.zstd`: no GIL held, no Python object a frame), each into exactly its
+    announced size in one output, laid out as :func:`decompress_many` returns them; None
+    where that loop is missing or a frame fails (the next path then says which)."""
+    from .kernels import zstd_available, zstd_decompress_into
+    from .kernels._common import empty
+
+    if not zstd_available():
+        return None
+    out_starts, total = _aligned_starts(announced, align)
+    out = empty(total, np.uint8)
+    if zstd_decompress_into(raw, starts + 8, sizes - 8, out, out_starts, announced) >= 0:
+        return None
+    return out, out_starts, announced
 
 
 def _zstd_batch(dctx, raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray):

@@ -44,7 +44,7 @@ Example::
 from __future__ import annotations
 
 from . import (_common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fsst_encode, fullzip, gather, levels,
-               lz4, miniblock, minmax, rle)
+               lz4, miniblock, minmax, rle, zstd)
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -97,6 +97,7 @@ from .gather import page_indices
 from .gather import scatter as scatter_bytes
 from .gather import take_var
 from .lz4 import lz4_bss_decode_many, lz4_compress_runs_many, lz4_decompress_many
+from .zstd import zstd_available, zstd_decompress_into
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import (any_between, expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
                      rep_index_chunks_many, row_spans, span_values)
@@ -127,6 +128,7 @@ __all__ += levels.__all__
 __all__ += ["gather_bytes", "scatter_bytes", "page_indices", "take_var", "binary_minmax_rows"]
 __all__ += bss.__all__
 __all__ += lz4.__all__
+__all__ += zstd.__all__
 __all__ += distinct.__all__
 __all__ += bitmap.__all__
 __all__ += _common.__all__
