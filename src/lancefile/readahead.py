@@ -19,6 +19,8 @@ import queue
 import threading
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from .errors import InvalidInputError
+
 __all__ = ["readahead", "DEFAULT_BATCH_READAHEAD"]
 
 T = TypeVar("T")
@@ -32,8 +34,6 @@ _BATCH, _END, _ERROR = 0, 1, 2
 
 
 def check_readahead(depth) -> int:
-    from .errors import InvalidInputError
-
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
         raise InvalidInputError(f"batch_readahead must be a whole number >= 0, not {depth!r}")
     return depth

@@ -535,7 +535,7 @@ class LanceFileReader:
         bs = self._check_batch_size(batch_size)
         ahead = check_readahead(batch_readahead)
         idx = np.asarray(indices if not isinstance(indices, (pa.Array, pa.ChunkedArray)) else indices.to_numpy())
-        if idx.ndim != 1 or (len(idx) and not np.issubdtype(idx.dtype, np.integer)):
+        if idx.ndim != 1 or (len(idx) and idx.dtype.kind not in "iu"):
             raise InvalidInputError("take_rows indices must be a one-dimensional sequence of integers")
         idx = idx.astype(np.int64, copy=False)
         bad = (idx < 0) | (idx >= self._num_rows)

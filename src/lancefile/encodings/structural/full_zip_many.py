@@ -21,7 +21,7 @@ from .. import kernels
 from ..compressive import decode_fixed_values, decode_variable_spans_many
 from ..compressive.values import Var
 from ..arrowutil import concat_arrays
-from .base import EntrySpans, PagePart, pages_where, select_part, values_to_arrow
+from .base import EntrySpans, PagePart, Where, pages_where, select_part, values_to_arrow
 from .repdef import canonical_defs
 
 __all__ = ["take_pages"]
@@ -39,7 +39,8 @@ def take_pages(items: list) -> PagePart:
     read checks them.
     """
     dec0, page0 = items[0][0], items[0][1]
-    where = pages_where(page0, items[-1][1])
+    last = items[-1][1]
+    where = Where(lambda: pages_where(page0, last))  # formatted only for a message
     n = len(items)
     local = [it[2].indices for it in items]
     per = np.fromiter((len(x) for x in local), np.int64, n)
@@ -162,8 +163,7 @@ def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.nd
         cuts = np.searchsorted(where_at, page_bytes[1:-1], side="left")
         bounds = np.concatenate([[0], cuts, [len(starts)]])
     if dec0.fixed < 0:  # runs of pages in one call each (FSST pages, a symbol table each, too)
-        parts = decode_variable_spans_many(encodings, data, starts, lengths, np.diff(bounds),
-                                           [page.where for _, page, *_ in items])
+        parts = decode_variable_spans_many(encodings, data, starts, lengths, np.diff(bounds), _Wheres(items))
     else:
         parts = []
         for k, (dec, page, *_) in enumerate(items):
@@ -185,3 +185,20 @@ def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.nd
     if len(parts) == 1:
         return values_to_arrow(parts[0], dtype, where)
     return concat_arrays([values_to_arrow(p, dtype, where) for p in parts], dtype)
+
+
+class _Wheres:
+    """The pages' ``where``, each a :class:`~.base.Where` made into text only for a message
+    (a take's 15 FSST pages would otherwise each format theirs for nothing)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list) -> None:
+        self.items = items
+
+    def __getitem__(self, k: int) -> Where:
+        page = self.items[k][1]
+        return Where(lambda: page.where)
+
+    def __len__(self) -> int:
+        return len(self.items)

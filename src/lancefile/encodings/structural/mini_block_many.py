@@ -22,7 +22,7 @@ from ..arrowutil import concat_arrays, range_indices, take_array, validate_value
 from ..compressive._buffers import as_bytes, decompress_spans
 from ..compressive.values import Var
 from ..compressive.variable import block_parts, block_parts_many
-from .base import EntrySpans, PagePart, pages_where, relocated, select_part, values_to_arrow
+from .base import EntrySpans, PagePart, Where, pages_where, relocated, select_part, values_to_arrow
 
 __all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "PendingChunks", "read_columns",
            "take_pages"]
@@ -51,7 +51,8 @@ def take_pages(items: list) -> PagePart:
     dec0, page0 = items[0][0], items[0][1]
     leaf = dec0.leaf
     is_range = items[0][2].is_range
-    where = pages_where(page0, items[-1][1])
+    last = items[-1][1]
+    where = Where(lambda: pages_where(page0, last))  # formatted only for a message
     table = _chunk_table(items, _prime(items))
     n = len(items)
     row0 = np.fromiter((it[3] for it in items), np.int64, n)
