@@ -436,7 +436,8 @@ class _ChunkTable:
 
     def __init__(self, items: list, parsed: tuple | None = None) -> None:
         """``parsed``: every item's chunks back to back, as :func:`_parse_chunk_words` made
-        them (``(offsets, sizes, counts, ended or None, partial or None, chunks per item)``),
+        them (``(offsets, sizes, counts, ended or None, partial or None, chunks per item, chunk
+        buffer position per item, rows per item)``),
         or None to gather them from the items' decoders."""
         # weak: the table is kept by its first decoder, and a strong tuple would make a cycle of
         # every decoder of a take, which only the garbage collector could free
@@ -446,14 +447,13 @@ class _ChunkTable:
             per = np.fromiter((len(c[2]) for c in chunks), np.int64, len(chunks))
             lists = chunks[0][3] is not None
             parsed = tuple(np.concatenate([c[j] for c in chunks]) if j < 3 or lists else None for j in range(5))
-            parsed += (per,)
-        self.offsets, self.sizes, self.counts, ended, partial, per = parsed
+            data_at = np.fromiter((page.page.buffers[_DATA].position for _, page, *_ in items), np.int64,
+                                  len(items))  # every page has its chunk buffer: checked by chunks()
+            parsed += (per, data_at, np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items)))
+        self.offsets, self.sizes, self.counts, ended, partial, per, self.data_at, rows = parsed
         self.chunk_bounds = np.concatenate([[0], np.cumsum(per)])
         self.ended = self.counts if ended is None else ended
         self.partial = np.zeros(len(self.counts), np.int64) if partial is None else partial
-        self.data_at = np.fromiter((page.page.buffers[_DATA].position for _, page, *_ in items), np.int64,
-                                   len(items))  # every page has its chunk buffer: checked by chunks()
-        rows = np.fromiter((dec.rows for dec, *_ in items), np.int64, len(items))
         self.base = np.cumsum(rows + 1) - (rows + 1)  # item k's rows map to [base[k], base[k] + rows[k]]
         # each chunk's item, the rows of its page ended before it, and base + first
         self.item_of, self.first, self.key = kernels.miniblock_chunk_rows(self.ended, per, rows)
@@ -488,26 +488,38 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
     whose metadata fails a check, or was not fetched, is left to its own parse, which says
     what is wrong with it. When every item was parsed here (a take on a fresh reader), their
     chunks back to back are returned for :class:`_ChunkTable`; else None."""
-    picked = [((dec, page), g) for (dec, page, *_), g in zip(items, fetched) if dec._chunks is None and g is not None]
-    if len(picked) < 2:
+    # what is needed of each page, gathered in one pass (a take of a nested file: 70 pages a column)
+    todo, metas, index, wanted, data_at, data_size, rows = [], [], [], [], [], [], []
+    depth = -1
+    for (dec, page, *_), g in zip(items, fetched):
+        if dec._chunks is not None or g is None:
+            continue
+        if dec.depth != depth:
+            if depth >= 0:
+                return None  # pages of different depths: each parses its own
+            depth = dec.depth
+        todo.append(dec)
+        metas.append(g[0])
+        index.append(g[1])
+        wanted.append(int(dec.msg.num_items))  # uint64 in the file: checked before numpy holds it
+        ref = page.page.buffers[_DATA]
+        data_at.append(ref.position)
+        data_size.append(ref.size)
+        rows.append(dec.rows)
+    if len(todo) < 2 or max(wanted) > MAX_PAGE_ITEMS:
         return None
-    todo, got = [p for p, _ in picked], [g for _, g in picked]
-    word, depth = todo[0][0].word, todo[0][0].depth
-    wanted = [int(dec.msg.num_items) for dec, _ in todo]  # uint64 in the file: checked before numpy holds it
-    if max(wanted) > MAX_PAGE_ITEMS:
-        return None
+    word = todo[0].word
     num_items = np.array(wanted, np.int64)
-    metas = [g[0] for g in got]
-    nbytes = np.fromiter((len(m) for m in metas), np.int64, len(metas))
-    if np.any(nbytes % word) or any(dec.depth != depth for dec, _ in todo):
+    nbytes = np.fromiter(map(len, metas), np.int64, len(metas))
+    if np.any(nbytes % word):
         return None
     per = nbytes // word
     offsets, sizes, counts = kernels.miniblock_chunk_words_many(np.concatenate(metas).view(f"<u{word}"), per,
                                                                 num_items)
     ends = np.cumsum(per)
     last = ends - 1
-    data_size = np.fromiter((page.page.buffers[_DATA].size for _, page in todo), np.int64, len(todo))
-    rows = np.fromiter((dec.rows for dec, _ in todo), np.int64, len(todo))
+    data_size = np.array(data_size, np.int64)
+    rows = np.array(rows, np.int64)
     ok = (per > 0) | (num_items == 0)
     has = per > 0
     ok[has] &= (counts[last[has]] >= 0) & (counts[last[has]] <= MAX_CHUNK_VALUES)
@@ -515,8 +527,7 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
     completed = partial = None
     if depth:  # the repetition index: per chunk [rows ended, unfinished row's entries, ...]
         stride = depth + 1
-        index = [g[1] for g in got]
-        ok &= np.fromiter((len(x) for x in index), np.int64, len(index)) == 8 * stride * per
+        ok &= np.fromiter(map(len, index), np.int64, len(index)) == 8 * stride * per
         if not ok.all():
             index = [x if good else np.zeros(8 * stride * n, np.uint8) for x, good, n in zip(index, ok, per.tolist())]
         table = np.concatenate(index).view("<u8").reshape(-1, stride)
@@ -529,17 +540,17 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
         if big.any():  # a page with an absurd count is left to its own parse, which says what is wrong
             huge = np.concatenate([[0], np.cumsum(big)])
             ok &= huge[cut[1:]] == huge[cut[:-1]]
-    elif not todo[0][0].leaf.max_rep:
+    elif not todo[0].leaf.max_rep:
         ok &= num_items == rows  # no lists: a value a row
     else:
         return None  # lists without a repetition index: rows are found page by page
     bounds = np.concatenate([[0], ends]).tolist()
     arrays = (offsets, sizes, counts, completed, partial)
-    for k, (dec, _) in enumerate(todo):
-        if ok[k]:
-            dec._chunks = PendingChunks(arrays, bounds[k], bounds[k + 1])
+    for dec, good, a, b in zip(todo, ok.tolist(), bounds, bounds[1:]):
+        if good:
+            dec._chunks = PendingChunks(arrays, a, b)
     if len(todo) == len(items) and ok.all():
-        return offsets, sizes, counts, completed, partial, per
+        return offsets, sizes, counts, completed, partial, per, np.array(data_at, np.int64), rows
     return None
 
 
