@@ -70,7 +70,10 @@ def _context() -> int:
     got = getattr(_LOCAL, "dctx", None)
     if got is None:
         _, ffi, lib = _library()
-        ptr = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
+        raw = lib.ZSTD_createDCtx()
+        if raw == ffi.NULL:
+            raise MemoryError("libzstd could not allocate a decompression context")
+        ptr = ffi.gc(raw, lib.ZSTD_freeDCtx)
         got = _LOCAL.dctx = (ptr, int(ffi.cast("uintptr_t", ptr)))
     return got[1]
 
