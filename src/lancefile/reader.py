@@ -37,19 +37,18 @@ from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, La
 from .format.container import FileLayout, read_layout
 from .format.schema import LanceField
 from .io import ByteSource, open_source
-from .predicate import check_filter, filter_rows, to_expression
+from .filtered_reads import filtered_batches
+from .predicate import check_filter, to_expression
 from .prefetch import prefetch_pages
 from .projection import kept
 from .projection import resolve as resolve_projection
 from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead
 from .results import ColumnMetadata, FileMetadata, PageMetadata, ReaderResults
-from .file_statistics import FileStatistics, contiguous_runs, plan_pieces
+from .file_statistics import FileStatistics
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
 DEFAULT_BATCH_SIZE = 1024
-# a filtered read decodes and filters this many rows at a time (then hands out batch_size rows)
-_FILTER_BATCH_ROWS = 64 * 1024
 # Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
 # batches, so a small batch size does not multiply the per-page work. A scan holds about
 # one chunk at a time, whatever the file's size.
@@ -463,39 +462,6 @@ class LanceFileReader:
         stop = self._num_rows if stop is None else stop
         return self._file_statistics().matching_ranges(to_expression(filter, self._full_schema), start, stop)
 
-    def _filtered_batches(self, expr, start: int, stop: int, batch_size: int):
-        fields = check_filter(expr, self._full_schema, self.path)
-        needed = [f.name for f in self._lance_schema.fields] if fields is None else sorted({p[0] for p in fields})
-        whole = {f.name for f, keep in self._projection if keep is None}
-        local = all(n in whole for n in needed)
-        probe = None
-        plan = self._file_statistics().filter_plan(to_expression(expr, self._full_schema), start, stop)
-        # rows are read and filtered in large batches (a filter call costs the same for 1,000
-        # rows as for 50,000), then handed out in batches of at most ``batch_size``
-        inner = max(batch_size, _FILTER_BATCH_ROWS)
-        for run in contiguous_runs(plan):  # one read a run of adjacent zones: each read has a set-up cost
-            a, b = run[0][0], run[-1][1]
-            probes = None
-            if not local and not all(every for _, _, every in run):
-                if probe is None:
-                    probe = LanceFileReader(self._source, columns=needed, verify_checksums=self._verify_checksums)
-                probes = probe._range_batches(a, b, inner)
-            pos = a
-            for batch in self._range_batches(a, b, inner):
-                fb = next(probes) if probes is not None else None
-                # zones the statistics prove all match pass as they are; the others are filtered
-                for x, y, every in plan_pieces(run, pos, pos + batch.num_rows):
-                    piece = batch.slice(x - pos, y - x)
-                    if not every and local:
-                        piece = filter_rows(piece, expr)
-                    elif not every:
-                        rows = fb.slice(x - pos, y - x)
-                        rows = rows.append_column(_ROW_COLUMN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-                        piece = unslice(piece).take(filter_rows(rows, expr).column(_ROW_COLUMN))
-                    for k in range(0, piece.num_rows, batch_size):
-                        yield piece.slice(k, batch_size)
-                pos += batch.num_rows
-
     def read_all(self, *, batch_size: int = DEFAULT_BATCH_SIZE, batch_readahead: int = DEFAULT_BATCH_READAHEAD,
                  filter=None) -> ReaderResults:
         """Read every row (of the projected columns), or those matching ``filter``.
@@ -512,7 +478,7 @@ class LanceFileReader:
         expr = to_expression(filter, self._full_schema)
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
-            return ReaderResults(lambda: self._filtered_batches(expr, 0, self._num_rows, bs), self.schema, ahead)
+            return ReaderResults(lambda: filtered_batches(self, expr, 0, self._num_rows, bs), self.schema, ahead)
         return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema, ahead)
 
     def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -597,5 +563,3 @@ class LanceFileReader:
     def __repr__(self) -> str:
         return f"LanceFileReader({self.path!r}, version={self.version}, rows={self._num_rows}, columns={self.schema.names})"
 
-
-_ROW_COLUMN = "__lancefile_row"

@@ -253,7 +253,6 @@ def _decompressor():
 def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int, align: int):
     import zstandard
 
-    dctx = _decompressor()
     n = len(starts)
     # the usual buffer (u64 size + one frame of that size, within the fast limits) is checked
     # for all at once and decompressed with one call; anything else takes the careful path
@@ -262,6 +261,7 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
         got = _zstd_compiled(raw, starts, sizes, announced, align)
         if got is not None:
             return got
+    dctx = _decompressor()
     if n > 1 and usual.all():  # one call for every frame: no Python between them
         pieces = _zstd_batch(dctx, raw, starts, sizes, announced)
         if pieces is not None:

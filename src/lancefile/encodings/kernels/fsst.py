@@ -189,8 +189,10 @@ def _k_fsst_decode(codes, starts, ends, bounds, sym_u64, lens, n_symbols, out, o
 PARALLEL_FSST_BYTES = 4 << 20
 # From this many code bytes on, strings are decoded in one pass (see _decode_once).
 ONE_PASS_FSST_BYTES = 1 << 20
-# The output of a one-pass decode is first sized from the strings holding this many code bytes.
+# The output of a one-pass decode is first sized from the strings holding this many code bytes,
+# with this much more than they expand to (then grown where the rest expands more).
 _SAMPLE_CODE_BYTES = 64 * 1024
+_ROOM = 1.2
 # From this many code bytes on, a one-pass decode runs in two halves on two threads, unless
 # another one-pass decode is running (a scan's next chunk: the two then have a core each, and
 # the halves' joining copy would be extra work).
@@ -338,12 +340,9 @@ def _decode_once(codes, starts, ends, spans, bounds, sym_u64, lens, n_symbols) -
             # out of room at string a + where: grow by what the rest needs at the rate seen so far
             done = int(done_at[a + where - 1]) - before if where else 0
             rate = max(pos / max(done, 1), ratio)
-            grown = pa.allocate_buffer(pos + int((int(done_at[b - 1]) - before - done) * rate * 1.2) + longest,
-                                       resizable=True)
-            np.frombuffer(grown, np.uint8)[:pos] = np.frombuffer(buf, np.uint8)[:pos]
-            buf, i = grown, where
+            buf, i = _grown(buf, pos, pos + int((int(done_at[b - 1]) - before - done) * rate * _ROOM) + longest), where
 
-    room = int(total * ratio * 1.2) + longest
+    room = int(total * ratio * _ROOM) + longest
     with _RUNNING_LOCK:
         alone = _RUNNING[0] == 0
         _RUNNING[0] += 1
@@ -360,20 +359,25 @@ def _decode_once(codes, starts, ends, spans, bounds, sym_u64, lens, n_symbols) -
 def _run_halves(run, offsets, done_at, total: int, ratio: float, longest: int, room: int):
     """:func:`_decode_once`'s ``run`` of the strings' two halves (by code bytes) on two
     threads, the first half's buffer (``room`` bytes) then holding both: (buffer, bytes)."""
-    import pyarrow as pa
-
     count = len(done_at)
     half = min(max(int(np.searchsorted(done_at, total // 2)), 1), count - 1)
     second = int(done_at[-1] - done_at[half - 1])
     (buf, pos), (buf2, pos2) = run_parallel(lambda ab: run(*ab), [(0, half, room),
-                                                                     (half, count, int(second * ratio * 1.2) + longest)])
+                                                                     (half, count, int(second * ratio * _ROOM) + longest)])
     if pos + pos2 > buf.size:
-        grown = pa.allocate_buffer(pos + pos2, resizable=True)
-        np.frombuffer(grown, np.uint8)[:pos] = np.frombuffer(buf, np.uint8)[:pos]
-        buf = grown
+        buf = _grown(buf, pos, pos + pos2)
     np.frombuffer(buf, np.uint8)[pos : pos + pos2] = np.frombuffer(buf2, np.uint8)[:pos2]
     offsets[half + 1 :] += pos
     return buf, pos + pos2
+
+
+def _grown(buf, used: int, size: int):
+    """A resizable Arrow buffer of ``size`` bytes holding the first ``used`` bytes of ``buf``."""
+    import pyarrow as pa
+
+    grown = pa.allocate_buffer(size, resizable=True)
+    np.frombuffer(grown, np.uint8)[:used] = np.frombuffer(buf, np.uint8)[:used]
+    return grown
 
 
 def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -184,8 +184,8 @@ _MAX_TEMPLATES = 4096
 
 
 def page_template(encoding: bytes, leaf: Leaf, rows: int, pages: ColumnPages, i: int):
-    """The checked decoder of pages encoded as page ``i`` is (``encoding``: its bytes) in a
-    column of ``leaf``; :meth:`for_page` makes a page's own."""
+    """The checked decoder of the pages whose encoding is page ``i``'s (``encoding``: its
+    bytes) in a column of ``leaf``, made once; its ``for_page`` makes each page's own."""
     key = (encoding, leaf)
     template = _TEMPLATES.get(key)
     if template is not None:
