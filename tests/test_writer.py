@@ -304,3 +304,72 @@ def test_two_writers_on_two_threads_write_exact_files(tmp_path, monkeypatch):
     for k in range(2):
         assert lancefile.read_table(tmp_path / f"{k}.lance").equals(tables[k])
         lancefile.verify(tmp_path / f"{k}.lance")  # raises on any damaged byte
+
+
+def _chunked_table(rng, rows_per_chunk, chunks, with_nulls):
+    """A Table whose columns are chunked differently (numbers, nullable text, one chunk of
+    ints, and UUIDs: an extension type, written as its storage type)."""
+    def pieces(make):
+        return pa.chunked_array([make(k) for k in range(chunks)])
+
+    n = rows_per_chunk
+    x = pieces(lambda k: pa.array(rng.random(n)))
+    s = pieces(lambda k: pa.array([None if with_nulls and i % 7 == 0 else f"v{k}-{i}" for i in range(n)]))
+    u = pa.chunked_array([pa.array(rng.integers(0, 100, n * chunks), pa.int32())])  # one chunk
+    ids = pieces(lambda k: pa.ExtensionArray.from_storage(
+        pa.uuid(), pa.array([rng.bytes(16) for _ in range(n)], pa.binary(16))))
+    return pa.table({"x": x, "s": s, "u": u, "id": ids})
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.2"])
+@pytest.mark.parametrize("cache", [8 << 20, 20_000])
+def test_a_table_gives_the_file_of_its_batches(tmp_path, version, cache):
+    """A Table handed over whole is taken column by column when no column fills the data
+    cache, else batch by batch: either way the file is byte for byte the one its record
+    batches make, written one at a time (and a second table after it, the same)."""
+    rng = np.random.default_rng(3)
+    t1 = _chunked_table(rng, 3_000, 4, True)
+    t2 = _chunked_table(rng, 1_000, 3, False)
+    whole, parts = tmp_path / "whole.lance", tmp_path / "parts.lance"
+    with lancefile.LanceFileWriter(whole, t1.schema, version=version, data_cache_bytes=cache) as w:
+        w.write_batch(t1)
+        w.write_batch(t2)
+    with lancefile.LanceFileWriter(parts, t1.schema, version=version, data_cache_bytes=cache) as w:
+        for t in (t1, t2):
+            for b in t.to_batches():
+                w.write_batch(b)
+    assert whole.read_bytes() == parts.read_bytes()
+    got = lancefile.read_table(whole)
+    assert got.equals(pa.concat_tables([t1, t2]).combine_chunks())
+
+
+def test_a_table_path_counts_pending_bytes_and_flushes_later(tmp_path, monkeypatch):
+    """Tables taken whole count their bytes: a field fills the data cache over several of
+    them and is flushed then, not at close only."""
+    import lancefile.writer as wmod
+
+    flushed = []
+    real = wmod.LanceFileWriter._flush_fields
+    monkeypatch.setattr(wmod.LanceFileWriter, "_flush_fields",
+                        lambda self, fields: flushed.append(list(fields)) or real(self, fields))
+    t = pa.table({"x": pa.array(np.arange(1_000, dtype=np.int64))})  # 8,000 bytes a table
+    with lancefile.LanceFileWriter(tmp_path / "f.lance", t.schema, data_cache_bytes=20_000) as w:
+        for _ in range(5):
+            w.write_batch(t)
+        assert w._pending_bytes[0] < 20_000
+        assert [0] in flushed  # the third table would have reached 24,000 bytes: batch by batch, flushed
+    assert lancefile.read_table(tmp_path / "f.lance").column("x").to_pylist() == list(range(1_000)) * 5
+
+
+def test_a_table_with_a_bad_column_is_refused_whole(tmp_path):
+    """A Table with nulls in a non-nullable field is refused before anything of it is taken."""
+    schema = pa.schema([pa.field("a", pa.int64(), nullable=False), pa.field("b", pa.int64())])
+    bad = pa.Table.from_arrays([pa.array([1, None]), pa.array([1, 2])], schema=schema)
+    good = pa.Table.from_arrays([pa.array([5, 6], pa.int64()), pa.array([7, 8], pa.int64())], schema=schema)
+    path = tmp_path / "f.lance"
+    with lancefile.LanceFileWriter(path, schema) as w:
+        w.write_batch(good)
+        with pytest.raises(lancefile.InvalidInputError, match="non-null"):
+            w.write_batch(bad)
+        w.write_batch(good)
+    assert lancefile.read_table(path).column("a").to_pylist() == [5, 6, 5, 6]

@@ -322,6 +322,8 @@ class LanceFileWriter:
     def _write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._check_open()
         if isinstance(batch, pa.Table):
+            if self._schema is not None and self._pend_table(batch):
+                return
             for b in batch.to_batches():
                 self._write_batch(b)
             if batch.num_rows == 0 and self._schema is None:
@@ -351,7 +353,32 @@ class LanceFileWriter:
             self.abort()
             raise
 
-    def _validate(self, batch: pa.RecordBatch) -> None:
+    def _pend_table(self, table: pa.Table) -> bool:
+        """Take a Table's columns whole, as chunked arrays, when none of them can make its
+        field due (False: nothing done; the caller goes batch by batch, which flushes fields
+        as they fill). A 1,000-column table of 25 batches is then 1,000 steps, not 25,000
+        (each a pyarrow array object made, ~1 us). The bytes counted are the batch path's
+        (a validity buffer without nulls aside: a few bytes a chunk)."""
+        if table.num_rows == 0 or any(e.accepts_chunks for e in self._encoders):
+            return False
+        self._validate(table)
+        cols = [table.column(i) for i in range(table.num_columns)]
+        for i in self._storage_types:
+            cols[i] = cols[i].cast(self._storage_types[i])
+        n = table.num_rows
+        # (nbytes of a chunked array costs ~1.6 us a chunk: only where a value's size cannot say)
+        sizes = [n * w if w and not c.null_count else c.nbytes for c, w in zip(cols, self._value_bytes)]
+        limit = self.options.data_cache_bytes
+        # (a value's bits in a validity buffer are at most an eighth of its size, plus a byte a chunk)
+        if any(p + s + s // 8 + c.num_chunks >= limit for p, s, c in zip(self._pending_bytes, sizes, cols)):
+            return False
+        for i, c in enumerate(cols):
+            self._pending[i].append(c)
+            self._pending_bytes[i] += sizes[i]
+        self._num_rows += n
+        return True
+
+    def _validate(self, batch: pa.RecordBatch | pa.Table) -> None:
         want = self._schema
         got = batch.schema
         if not got.equals(want, check_metadata=False):
@@ -415,7 +442,13 @@ class LanceFileWriter:
         parts = self._pending[i]
         if not parts:
             return None
-        if len(parts) == 1:
+        if len(parts) == 1 and isinstance(parts[0], pa.ChunkedArray):  # a Table's column (_pend_table)
+            one = parts[0]
+            arr = one.chunk(0) if one.num_chunks == 1 else one.combine_chunks()
+        elif any(isinstance(p, pa.ChunkedArray) for p in parts):
+            parts = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+            arr = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+        elif len(parts) == 1:
             arr = parts[0]
         elif self._encoders[i].accepts_chunks:  # the encoder writes pages from the parts, no copy
             arr = pa.chunked_array(parts, type=parts[0].type)

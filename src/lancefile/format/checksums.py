@@ -76,6 +76,7 @@ import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
+from .hashloop import hash_ranges
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
@@ -130,7 +131,11 @@ class _Stream:
                 self._fill = 0
         whole = (n - at) // B * B
         if whole:
-            self.hashes.extend(hash_bytes(view[i : i + B]) for i in range(at, at + whole, B))
+            got = hash_ranges(view, np.arange(at, at + whole, B), np.full(whole // B, B)) if whole > B else None
+            if got is None:
+                self.hashes.extend(hash_bytes(view[i : i + B]) for i in range(at, at + whole, B))
+            else:
+                self.hashes.extend(got.tolist())
             at += whole
         if at < n:
             self._partial.update(view[at:])
@@ -173,9 +178,13 @@ def hash_pieces(data) -> int:
 
 
 def span_hashes(view, starts, sizes) -> np.ndarray:
-    """XXH3-64 of ``view[starts[i] : starts[i] + sizes[i]]`` for each i (uint64), through
-    ``map`` rather than a Python step a range: blocks and segments of a take, segments of a
-    write or of ``verify``."""
+    """XXH3-64 of ``view[starts[i] : starts[i] + sizes[i]]`` for each i (uint64): blocks and
+    segments of a take, segments of a write or of ``verify``. One compiled loop
+    (:func:`~lancefile.format.hashloop.hash_ranges`), or where it cannot run, ``map`` rather
+    than a Python step a range."""
+    got = hash_ranges(view, starts, sizes)
+    if got is not None:
+        return got
     starts = np.asarray(starts, np.int64)
     ends = (starts + np.asarray(sizes, np.int64)).tolist()
     return np.fromiter(map(hash_bytes, map(view.__getitem__, map(slice, starts.tolist(), ends))), np.uint64,
