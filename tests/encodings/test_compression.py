@@ -632,3 +632,33 @@ def test_decompress_many_zstd_uses_the_compiled_loop(monkeypatch):
     monkeypatch.setattr(compression, "_zstd_batch", lambda *a: pytest.fail("the batch call was used"))
     pieces = [b"abc" * 500, bytes(range(256)) * 3]
     assert _unpack_many(*decompress_many(*_pack_many([compress_buffer(p, "zstd") for p in pieces]), "zstd")) == pieces
+
+
+def test_zstd_plan_agrees_with_the_usual_form_check():
+    """The compiled plan (sizes read, usual form checked, outputs laid out) says what
+    _zstd_usual and _aligned_starts say, buffer by buffer, and refuses the whole batch at the
+    first buffer that is not of the usual form."""
+    from lancefile.encodings import compression as C
+    from lancefile.encodings.kernels import zstd_plan
+
+    good = [compress_buffer(p, "zstd") for p in (b"abc" * 50, bytes(range(256)) * 3, b"z" * 5)]
+    bare = compress_buffer(b"q" * 40, "zstd")[8:]  # a frame without its size
+    huge = struct.pack("<Q", 1 << 30) + good[0][8:]  # announces far past the fast limit
+    zero = struct.pack("<Q", 0) + good[0][8:]
+    short = good[2][:11]
+    cap = C.MAX_DECOMPRESSED_BYTES
+    args = (C._ZSTD_MAGIC, C._ZSTD_FHD_RESERVED, min(cap, C._ZSTD_FAST_MAX), C._ZSTD_FAST_RATIO, C._ZSTD_SLACK)
+    for align in (1, 8):
+        raw, starts, sizes = _pack_many(good)
+        announced, out_starts, total = zstd_plan(raw, starts, sizes, *args, align)
+        want, usual = C._zstd_usual(raw, starts, sizes, cap)
+        assert usual.all() and announced.tolist() == want.tolist() == [150, 768, 5]
+        want_starts, want_total = C._aligned_starts(want, align)
+        assert out_starts.tolist() == want_starts.tolist() and total == want_total
+    for odd in (bare, huge, zero, short):
+        raw, starts, sizes = _pack_many([good[0], odd, good[1]])
+        assert not C._zstd_usual(raw, starts, sizes, cap)[1][1]
+        assert zstd_plan(raw, starts, sizes, *args, 8) is None
+    # and decompress_many still reads such a batch, through the careful path
+    raw, starts, sizes = _pack_many([good[0], bare, good[1]])
+    assert _unpack_many(*decompress_many(raw, starts, sizes, "zstd")) == [b"abc" * 50, b"q" * 40, bytes(range(256)) * 3]

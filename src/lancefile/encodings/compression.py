@@ -256,11 +256,11 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     n = len(starts)
     # the usual buffer (u64 size + one frame of that size, within the fast limits) is checked
     # for all at once and decompressed with one call; anything else takes the careful path
-    announced, usual = _zstd_usual(raw, starts, sizes, cap)
-    if n and usual.all():
-        got = _zstd_compiled(raw, starts, sizes, announced, align)
+    if n:
+        got = _zstd_compiled(raw, starts, sizes, cap, align)
         if got is not None:
             return got
+    announced, usual = _zstd_usual(raw, starts, sizes, cap)
     dctx = _decompressor()
     if n > 1 and usual.all():  # one call for every frame: no Python between them
         pieces = _zstd_batch(dctx, raw, starts, sizes, announced)
@@ -288,17 +288,22 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     return _zstd_pieces(pieces, np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n), n, align)
 
 
-def _zstd_compiled(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray, align: int):
-    """The usual buffers' frames decoded by one compiled loop calling libzstd
-    (:mod:`.kernels.zstd`: no GIL held, no Python object a frame), each into exactly its
-    announced size in one output, laid out as :func:`decompress_many` returns them; None
-    where that loop is missing or a frame fails (the next path then says which)."""
-    from .kernels import zstd_available, zstd_decompress_into
+def _zstd_compiled(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int, align: int):
+    """Buffers all of the usual form (:func:`_zstd_usual`, checked by one compiled pass) and
+    their frames decoded by one compiled loop calling libzstd (:mod:`.kernels.zstd`: no GIL
+    held, no Python object a frame), each into exactly its announced size in one output, laid
+    out as :func:`decompress_many` returns them; None where that loop is missing, a buffer
+    is not of the usual form or a frame fails (the next path then says which)."""
+    from .kernels import zstd_available, zstd_decompress_into, zstd_plan
     from .kernels._common import empty
 
     if not zstd_available():
         return None
-    out_starts, total = _aligned_starts(announced, align)
+    plan = zstd_plan(raw, starts, sizes, _ZSTD_MAGIC, _ZSTD_FHD_RESERVED, min(cap, _ZSTD_FAST_MAX), _ZSTD_FAST_RATIO,
+                     _ZSTD_SLACK, align)
+    if plan is None:
+        return None
+    announced, out_starts, total = plan
     out = empty(total, np.uint8)
     if zstd_decompress_into(raw, starts + 8, sizes - 8, out, out_starts, announced) >= 0:
         return None

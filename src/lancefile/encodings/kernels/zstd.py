@@ -37,7 +37,7 @@ import numpy as np
 
 from ._common import _Kernel
 
-__all__ = ["zstd_available", "zstd_decompress_into"]
+__all__ = ["zstd_available", "zstd_decompress_into", "zstd_plan"]
 
 _LOCAL = threading.local()
 
@@ -99,3 +99,43 @@ def zstd_decompress_into(raw: np.ndarray, starts, sizes, out: np.ndarray, out_st
     fn = _library()[0]
     args = [np.ascontiguousarray(x, np.int64) for x in (starts, sizes, out_starts, announced)]
     return int(_k_zstd_into(fn, _context(), raw, args[0], args[1], out, args[2], args[3]))
+
+
+@_Kernel
+def _k_zstd_plan(raw, starts, sizes, magic, reserved, limit_max, ratio, slack, align, announced, out_starts):
+    # Framed buffer i: raw[starts[i]:][:sizes[i]] = u64 size + one frame. Reads each size,
+    # checks the usual form (not a bare frame, 0 < size <= min(limit_max, ratio * frame +
+    # slack)) and lays the outputs out aligned; returns their total, or -1 - i for the first
+    # buffer that is not of the usual form.
+    at = 0
+    for i in range(starts.shape[0]):
+        s, z = starts[i], sizes[i]
+        if z < 12:
+            return -1 - i
+        if raw[s] == magic[0] and raw[s + 1] == magic[1] and raw[s + 2] == magic[2] and raw[s + 3] == magic[3] \
+                and (raw[s + 4] & reserved) == 0:
+            return -1 - i
+        a = np.uint64(0)
+        for k in range(8):
+            a |= np.uint64(raw[s + k]) << np.uint64(8 * k)
+        limit = min(limit_max, ratio * (z - 8) + slack)
+        if a == 0 or a > np.uint64(limit):
+            return -1 - i
+        announced[i] = np.int64(a)
+        out_starts[i] = at
+        at += np.int64(a) + (-np.int64(a)) % align
+    return at
+
+
+def zstd_plan(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, magic: bytes, reserved: int, limit_max: int,
+              ratio: int, slack: int, align: int):
+    """``(announced, out_starts, total)`` of framed zstd buffers that all have the usual form
+    (checked as :func:`lancefile.encodings.compression.decompress_many` does, in one compiled
+    pass), or None when one does not. The caller keeps every buffer inside ``raw``."""
+    n = len(starts)
+    announced = np.empty(n, np.int64)
+    out_starts = np.empty(n, np.int64)
+    total = int(_k_zstd_plan(raw, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
+                             np.frombuffer(magic, np.uint8), reserved, limit_max, ratio, slack, align, announced,
+                             out_starts))
+    return None if total < 0 else (announced, out_starts, total)
