@@ -267,12 +267,19 @@ def _checked_memory(size: int, covered: int, block: int = BLOCK_BYTES, seed: int
     return data, ck
 
 
-def test_many_short_ranges_are_checked_together_each_block_once():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_many_short_ranges_are_checked_together_each_block_once(compiled, monkeypatch):
     """A take's reads (read_spans of short ranges) are widened to whole blocks, read in one
     batch and every block they touch hashed once: the bytes come back right, in the caller's
-    order, whether ranges share a block, straddle two, or lie past the checksummed region."""
+    order, whether ranges share a block, straddle two, or lie past the checksummed region.
+    The same with the compiled loops (widen_reads, check_reads) and without them."""
+    from lancefile.format import hashloop
     from lancefile.io import read_spans
 
+    import lancefile.format.checksums as module
+
+    if compiled and not hashloop.hash_loop_available():  # pragma: no cover
+        pytest.skip("xxhash's build hides XXH3_64bits")
     data, ck = _checked_memory(40 * BLOCK_BYTES + 500, 37 * BLOCK_BYTES + 123)
     rng = np.random.default_rng(5)
     starts = rng.integers(0, len(data) - 9000, 300)
@@ -282,21 +289,20 @@ def test_many_short_ranges_are_checked_together_each_block_once():
     lengths = np.concatenate([lengths, [5, 5, 10, 10, 10, 1]])
     hashed = []
     src = ChecksummedSource(InMemorySource(data), ck)
-    import lancefile.format.checksums as module
-    real, real_many = module.hash_bytes, module.hash_ranges
-    module.hash_bytes = lambda view: hashed.append(len(view)) or real(view)
-    # (the compiled loop, where it runs: a range each)
-    def many(view, s, n):
-        got = real_many(view, s, n)
-        if got is not None:
-            hashed.extend(np.asarray(n).tolist())
-        return got
+    if compiled:  # the blocks the compiled check hashes: each planned block, once
+        real_check = module.check_reads
 
-    module.hash_ranges = many
-    try:
-        got, at = read_spans(src, starts, lengths)
-    finally:
-        module.hash_bytes, module.hash_ranges = real, real_many
+        def check(data, at, size, b0, nb, seg, *rest):
+            hashed.extend({int(b) for b, k in zip(b0.tolist(), nb.tolist()) for b in range(b, b + k)})
+            return real_check(data, at, size, b0, nb, seg, *rest)
+
+        monkeypatch.setattr(module, "check_reads", check)
+    else:
+        monkeypatch.setattr(module, "hash_loop_available", lambda: False)
+        real, real_many = module.hash_bytes, module.hash_ranges
+        monkeypatch.setattr(module, "hash_bytes", lambda view: hashed.append(len(view)) or real(view))
+        monkeypatch.setattr(module, "hash_ranges", lambda *a: None)  # range by range, counted above
+    got, at = read_spans(src, starts, lengths)
     for s, n, a in zip(starts.tolist(), lengths.tolist(), at.tolist()):
         assert bytes(got[a : a + n]) == data[s : s + n]
     touched = {b for s, n in zip(starts.tolist(), lengths.tolist()) if s < ck.covered

@@ -68,3 +68,43 @@ def test_checksums_take_the_loop_and_agree_with_the_python_path(monkeypatch):
     blocks = [xxhash.xxh3_64_intdigest(raw[i : i + checksums.BLOCK_BYTES])
               for i in range(0, len(raw), checksums.BLOCK_BYTES)]
     assert fast[1][0].tolist() == blocks
+
+
+def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once():
+    """Ranges that share a block (in any order) check it once: a damaged block is reported
+    once; a damaged segment is the one named, the first by number when two are."""
+    from lancefile.format.hashloop import check_reads, widen_reads
+
+    B = 64
+    raw = np.random.default_rng(3).integers(0, 256, 12 * B, dtype=np.uint8)
+    covered = 9 * B + 10
+    blocks = np.array([xxhash.xxh3_64_intdigest(raw[i : min(i + B, covered)].tobytes())
+                       for i in range(0, covered, B)], np.uint64)
+    seg_pos, seg_size = np.array([3 * B + 5, 6 * B], np.int64), np.array([20, 30], np.int64)
+    seg_hash = np.array([xxhash.xxh3_64_intdigest(raw[p : p + n].tobytes()) for p, n in zip(seg_pos, seg_size)],
+                        np.uint64)
+    # block 1 three times (out of order), block 8, a segment, past covered, a segment, and
+    # from inside the short last block (9) to past the next block boundary
+    s = np.array([B + 3, 8 * B + 1, B + 40, 3 * B + 6, B, 9 * B + 20, 6 * B + 1, covered - 3], np.int64)
+    n = np.array([5, 4, 10, 3, 2, 6, 4, B + 10], np.int64)
+    ws, we, b0, nb, seg = widen_reads(s, n, covered, B, seg_pos, seg_size)
+    assert seg.tolist() == [-1, -1, -1, 0, -1, -1, 1, -1]
+    assert (b0[nb > 0].tolist(), nb[nb > 0].tolist()) == ([1, 8, 1, 1, 9], [1, 1, 1, 1, 1])
+    assert (ws[5], we[5]) == (9 * B + 20, 9 * B + 26)  # past the checksummed bytes: as asked
+    assert (ws[7], we[7]) == (9 * B, covered + B + 7)  # the last block, then on to the range's end
+    data = np.concatenate([raw[a:b] for a, b in zip(ws, we)])
+    at = np.concatenate([[0], np.cumsum(we - ws)[:-1]])
+
+    def check(blocks=blocks, seg_hash=seg_hash):
+        return check_reads(data, at, we - ws, b0, nb, seg, B, covered, blocks, seg_hash)
+
+    bad, seg_bad = check()
+    assert bad.tolist() == [] and seg_bad == -1
+    wrong = blocks.copy()
+    wrong[1] ^= np.uint64(1)
+    wrong[9] ^= np.uint64(1)
+    bad, seg_bad = check(blocks=wrong)
+    assert sorted(bad.tolist()) == [1, 9]  # block 1 once, though three ranges read it
+    both = seg_hash ^ np.uint64(1)
+    assert check(seg_hash=both)[1] == 0
+    assert check(seg_hash=np.array([seg_hash[0], seg_hash[1] ^ np.uint64(1)], np.uint64))[1] == 1

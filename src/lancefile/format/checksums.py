@@ -76,7 +76,7 @@ import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
-from .hashloop import hash_ranges
+from .hashloop import check_reads, hash_loop_available, hash_ranges, widen_reads
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
@@ -258,7 +258,8 @@ class FileChecksums:
         self.path = path
         # segments hashed on their own: positions (ascending), sizes, hashes
         empty = np.zeros(0, np.int64)
-        self._small_pos, self._small_size, self._small_hash = small if small is not None else (empty, empty, empty)
+        self._small_pos, self._small_size, self._small_hash = (small if small is not None
+                                                               else (empty, empty, np.zeros(0, np.uint64)))
         self.block_size = block_size
         self.covered = covered
         self.num_global_buffers = num_global_buffers
@@ -499,6 +500,15 @@ class ChecksummedSource(_BaseSource):
         if int(n.max()) >= _BATCH_SPAN_BYTES:
             return fetch_spans(self, s, n, gap)
         B, covered = ck.block_size, ck.covered
+        if hash_loop_available():  # widened, read and checked with two compiled passes
+            ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size)
+            data, at = fetch_spans(self.inner, ws, we - ws, gap)
+            bad, seg_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash)
+            if len(bad):
+                ck._fail(np.unique(bad), self.describe)
+            if seg_bad >= 0:
+                ck._fail_segment(seg_bad, self.describe)
+            return data, at + (s - ws)
         e = s + n
         small = ck.small_many(s, n)  # inside segments: those read whole, checked by their own hashes
         seg = small >= 0

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._jit import _Kernel
 
-__all__ = ["hash_ranges", "hash_loop_available"]
+__all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,3 +91,128 @@ def hash_ranges(data, starts, sizes) -> np.ndarray | None:
         raise ValueError(f"hash_ranges: range {bad} ({int(starts[bad])}, {int(sizes[bad])} bytes) lies outside "
                          f"the buffer of {arr.size} bytes")
     return out
+
+
+# -- a take's checked reads (ChecksummedSource.read_spans) ------------------------------------
+
+
+@_Kernel
+def _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg):
+    # Range r, [s, s + n): inside a segment (the last starting at or before s), read that
+    # segment whole (seg[r]); else below ``covered``, read whole blocks (b0[r], nb[r] of them),
+    # on to the range's end; else as it is.
+    m = seg_pos.shape[0]
+    for r in range(s.shape[0]):
+        a = s[r]
+        e = a + n[r]
+        lo, hi = 0, m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if seg_pos[mid] <= a:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1
+        b0[r] = 0
+        nb[r] = 0
+        seg[r] = -1
+        if i >= 0 and e <= seg_pos[i] + seg_size[i]:
+            seg[r] = i
+            ws[r] = seg_pos[i]
+            we[r] = seg_pos[i] + seg_size[i]
+        elif a < covered:
+            first = a // block
+            last = -(-min(e, covered) // block)
+            b0[r] = first
+            nb[r] = last - first
+            ws[r] = first * block
+            we[r] = max(min(last * block, covered), e)
+        else:
+            ws[r] = a
+            we[r] = e
+
+
+@_Kernel
+def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, bad_blocks):
+    # Each block of the widened ranges (block b0[r] + j at data[at[r] + j * block:]) and each
+    # segment read (seg[r] >= 0: data[at[r]:][:size[r]]) hashed once and compared. Returns
+    # (blocks that differ, written to bad_blocks; the first segment that differs or -1);
+    # (-1, -1) when a range lies outside data (a bug, never read past).
+    total = 0
+    nseg = 0
+    for r in range(nb.shape[0]):
+        total += nb[r]
+        if seg[r] >= 0:
+            nseg += 1
+    blk = np.empty(total, np.int64)
+    pos = np.empty(total, np.int64)
+    k = 0
+    ordered = True
+    for r in range(nb.shape[0]):
+        for j in range(nb[r]):
+            blk[k] = b0[r] + j
+            pos[k] = at[r] + j * block
+            if k > 0 and blk[k] < blk[k - 1]:
+                ordered = False
+            k += 1
+    if not ordered:
+        order = np.argsort(blk, kind="mergesort")
+        blk = blk[order]
+        pos = pos[order]
+    base = data.ctypes.data
+    limit = data.shape[0]
+    nbad = 0
+    for k in range(total):
+        if k > 0 and blk[k] == blk[k - 1]:
+            continue
+        b = blk[k]
+        length = min(b * block + block, covered) - b * block
+        if pos[k] < 0 or pos[k] + length > limit:
+            return -1, -1
+        if xxh3(base + pos[k], length) != block_hash[b]:
+            bad_blocks[nbad] = b
+            nbad += 1
+    ids = np.empty(nseg, np.int64)
+    rows = np.empty(nseg, np.int64)
+    k = 0
+    for r in range(seg.shape[0]):
+        if seg[r] >= 0:
+            ids[k] = seg[r]
+            rows[k] = r
+            k += 1
+    order = np.argsort(ids, kind="mergesort")
+    for k in range(nseg):
+        i = ids[order[k]]
+        if k > 0 and i == ids[order[k - 1]]:
+            continue
+        r = rows[order[k]]
+        if at[r] < 0 or at[r] + size[r] > limit:
+            return -1, -1
+        if xxh3(base + at[r], size[r]) != seg_hash[i]:
+            return nbad, i
+    return nbad, -1
+
+
+def widen_reads(s: np.ndarray, n: np.ndarray, covered: int, block: int, seg_pos: np.ndarray, seg_size: np.ndarray):
+    """``(ws, we, b0, nb, seg)``, int64 arrays, of a take's ranges ``[s, s + n)`` in a file
+    whose checksums cover ``[0, covered)`` in blocks of ``block`` bytes plus the segments
+    ``seg_pos``/``seg_size`` (ascending): what to read (``[ws, we)``), and the blocks (``nb``
+    from ``b0``) or the segment (``seg``, else -1) that checks it. One compiled pass."""
+    k = len(s)
+    ws, we, b0, nb, seg = (np.empty(k, np.int64) for _ in range(5))
+    _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg)
+    return ws, we, b0, nb, seg
+
+
+def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: int, block_hash, seg_hash):
+    """Hash what :func:`widen_reads` planned, read into ``data`` (range r at ``at[r]``,
+    ``size[r]`` bytes): ``(bad blocks, first bad segment or -1)``, or None when the compiled
+    loop cannot run here."""
+    fn = _xxh3()
+    if fn is None:
+        return None
+    bad = np.empty(int(nb.sum()), np.int64)
+    nbad, seg_bad = _k_check_read(fn, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, bad)
+    if nbad < 0:
+        raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
+    return bad[:nbad], int(seg_bad)
