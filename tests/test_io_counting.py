@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import lancefile
 from lancefile.io import CountingSource, InMemorySource
@@ -311,3 +312,28 @@ def test_many_ranges_go_through_the_compiled_loop_and_a_short_one_is_named(tmp_p
         io.read_spans(src, [0, 40_000, 80_000, 120_000, 160_000], [10, 10, 10, 500, 10], gap=0)
     assert loops[-1] == 5
     src.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5_000), st.integers(0, 300)), min_size=1, max_size=40),
+       st.sampled_from([0, 1, 64, 4096]))
+def test_read_spans_plan_matches_a_plain_merge_of_its_ranges(ranges, gap):
+    """The compiled plan: ranges sorted by start, merged while the next starts at most
+    ``gap`` past the reach so far; one request a group, the buffer the groups back to back."""
+    from lancefile.io import read_spans
+
+    data = bytes(range(256)) * 25  # 6,400 bytes
+    src = CountingSource(InMemorySource(data))
+    starts = [s for s, _ in ranges]
+    lengths = [min(n, len(data) - s) for s, n in ranges]
+    buf, at = read_spans(src, starts, lengths, gap)
+    for s, n, a in zip(starts, lengths, at.tolist()):
+        assert bytes(buf[a : a + n]) == data[s : s + n]
+    groups = []
+    for s, n in sorted(zip(starts, lengths), key=lambda r: r[0]):
+        if groups and s <= groups[-1][1] + gap:
+            groups[-1][1] = max(groups[-1][1], s + n)
+        else:
+            groups.append([s, s + n])
+    assert src.requests == len(groups)
+    assert len(buf) == sum(e - s for s, e in groups)

@@ -126,22 +126,15 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
 
 def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`read_spans` once the ranges are checked: int64 ``s`` and ``n``, read with
-    ``source.read_into``, ranges less than ``gap`` apart in one request."""
-    ends = s + n
-    order = None
-    if len(s) > 1 and np.any(s[1:] < s[:-1]):
-        order = np.argsort(s, kind="stable")
-        s, n, ends = s[order], n[order], ends[order]
-    reach = np.maximum.accumulate(ends)
-    first = np.ones(len(s), dtype=bool)
-    first[1:] = s[1:] > reach[:-1] + gap
-    heads = np.flatnonzero(first)
-    block = np.cumsum(first) - 1
-    b_start = s[heads]
-    b_len = np.maximum.reduceat(ends, heads) - b_start
-    b_out = np.cumsum(b_len) - b_len
-    buf = new_buffer(int(b_len.sum()))
-    if len(heads) > 1 and getattr(source, "remote", False):
+    ``source.read_into``, ranges less than ``gap`` apart in one request (planned by one
+    compiled pass, :func:`_k_coalesce`)."""
+    k = len(s)
+    b_start, b_len, b_out, at = (np.empty(k, np.int64) for _ in range(4))
+    m, total = _k_coalesce(np.ascontiguousarray(s, np.int64), np.ascontiguousarray(n, np.int64), gap, b_start, b_len,
+                           b_out, at)
+    b_start, b_len, b_out = b_start[:m], b_len[:m], b_out[:m]
+    buf = new_buffer(int(total))
+    if m > 1 and getattr(source, "remote", False):
         # an object store: the requests go out at once (a take's rows, a page's chunks)
         futures = [_fetch_pool().submit(read_into, source, a, buf[o : o + ln])
                    for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist())]
@@ -157,11 +150,6 @@ def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> t
         else:
             for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
                 read_into(source, a, buf[o : o + ln])
-    at = b_out[block] + s - b_start[block]
-    if order is not None:
-        unsorted = np.empty_like(at)
-        unsorted[order] = at
-        at = unsorted
     return np.frombuffer(buf, np.uint8), at
 
 
@@ -258,6 +246,42 @@ def _libc_pread():
     fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
     fn.restype = ctypes.c_ssize_t
     return fn
+
+
+@_Kernel
+def _k_coalesce(s, n, gap, b_start, b_len, b_out, at):
+    # Ranges [s[i], s[i] + n[i]) in order of start (stably), those less than ``gap`` past the
+    # reach of the ones before in one request: request j reads b_len[j] bytes from b_start[j]
+    # into the buffer at b_out[j]; range i lands at at[i]. Returns (requests, buffer bytes).
+    k = s.shape[0]
+    ordered = True
+    for i in range(1, k):
+        if s[i] < s[i - 1]:
+            ordered = False
+            break
+    order = np.arange(k) if ordered else np.argsort(s, kind="mergesort")
+    m = -1
+    reach = 0
+    total = 0
+    for j in range(k):
+        i = order[j]
+        a = s[i]
+        e = a + n[i]
+        if m < 0 or a > reach + gap:
+            if m >= 0:
+                b_len[m] = reach - b_start[m]
+                total += b_len[m]
+            m += 1
+            b_start[m] = a
+            b_out[m] = total
+            reach = e
+        elif e > reach:
+            reach = e
+        at[i] = b_out[m] + a - b_start[m]
+    if m >= 0:
+        b_len[m] = reach - b_start[m]
+        total += b_len[m]
+    return m + 1, total
 
 
 @_Kernel
