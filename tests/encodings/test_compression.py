@@ -662,3 +662,20 @@ def test_zstd_plan_agrees_with_the_usual_form_check():
     # and decompress_many still reads such a batch, through the careful path
     raw, starts, sizes = _pack_many([good[0], bare, good[1]])
     assert _unpack_many(*decompress_many(raw, starts, sizes, "zstd")) == [b"abc" * 50, b"q" * 40, bytes(range(256)) * 3]
+
+
+def test_lz4_frames_split_and_checked_in_one_pass():
+    """Blocks, sizes and announced sizes of framed LZ4 buffers (an empty one announcing 0);
+    a buffer too short for its prefix is named before one that announces too much."""
+    from lancefile.encodings.compression import lz4_frames
+
+    good = compress_buffer(b"xyz" * 40, "lz4")
+    over = struct.pack("<I", 1 << 20) + b"\x10abcdefgh"
+    raw, starts, sizes = _pack_many([good, b"", good])
+    block_starts, block_sizes, announced = lz4_frames(raw, starts, sizes)
+    assert block_starts.tolist() == [starts[0] + 4, starts[1], starts[2] + 4]
+    assert block_sizes.tolist() == [len(good) - 4, 0, len(good) - 4] and announced.tolist() == [120, 0, 120]
+    with pytest.raises(CorruptFileError, match="LZ4 buffer 2 of 3: 2 bytes is too short"):
+        lz4_frames(*_pack_many([over, good, b"\x01\x00"]))
+    with pytest.raises(CorruptFileError, match=r"LZ4 buffer 1 of 2: 9 compressed bytes claim 1048576 .*limit of 2359\)"):
+        lz4_frames(*_pack_many([good, over]))

@@ -212,22 +212,21 @@ def lz4_frames(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, max_outpu
     ``(block starts, block sizes, announced sizes)``, every announced size checked against
     ``max_output_size`` and the most a block of that size can expand to. An empty buffer is
     an empty block announcing 0."""
+    from .kernels.lz4 import lz4_frames_plan
+
     n = len(starts)
-    nonempty = sizes > 0
-    short = np.flatnonzero(nonempty & (sizes < 4))
-    if len(short):
-        i = int(short[0])
+    payload_starts, payload, announced = (np.empty(n, np.int64) for _ in range(3))
+    bad = lz4_frames_plan(raw, starts, sizes, max_output_size, _LZ4_MAX_RATIO, _LZ4_SLACK, payload_starts, payload,
+                          announced)
+    if bad > 0:
+        i = bad - 1
         raise CorruptFileError(f"LZ4 buffer {i} of {n}: {int(sizes[i])} bytes is too short for its length prefix")
-    prefix = raw[np.where(nonempty, starts, 0)[:, None] + np.arange(4)] if len(raw) >= 4 else np.zeros((n, 4), np.uint8)
-    announced = np.where(nonempty, np.ascontiguousarray(prefix).view("<u4").reshape(-1).astype(np.int64), 0)
-    payload = np.maximum(sizes - 4, 0)
-    limit = np.minimum(max_output_size, _LZ4_MAX_RATIO * payload + _LZ4_SLACK)
-    over = np.flatnonzero(announced > limit)
-    if len(over):
-        i = int(over[0])
+    if bad < 0:
+        i = -bad - 1
+        limit = min(max_output_size, _LZ4_MAX_RATIO * int(payload[i]) + _LZ4_SLACK)
         raise CorruptFileError(f"LZ4 buffer {i} of {n}: {int(payload[i])} compressed bytes claim "
-                               f"{int(announced[i])} uncompressed bytes (more than the limit of {int(limit[i])})")
-    return starts + 4 * nonempty, payload, announced
+                               f"{int(announced[i])} uncompressed bytes (more than the limit of {limit})")
+    return payload_starts, payload, announced
 
 
 def _aligned_starts(out_sizes: np.ndarray, align: int) -> tuple[np.ndarray, int]:

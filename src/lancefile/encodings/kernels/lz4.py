@@ -21,7 +21,7 @@ import numpy as np
 from ._common import _helper, _Kernel, load_u64, store_u64
 from .bss import _bss_chunk
 
-__all__ = ["lz4_decompress_many", "lz4_compress_runs_many", "lz4_bss_decode_many"]
+__all__ = ["lz4_decompress_many", "lz4_compress_runs_many", "lz4_bss_decode_many", "lz4_frames_plan"]
 
 
 @_helper
@@ -301,3 +301,39 @@ def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarra
     out_sizes = np.zeros(len(sizes), np.int64)
     total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min), int(gap), int(align), int(fill))
     return out[:total], out_sizes
+
+
+@_Kernel
+def _k_lz4_frames(raw, starts, sizes, max_out, ratio, slack, payload_starts, payload, announced):
+    # Framed buffer i: raw[starts[i]:][:sizes[i]] = u32 size + one LZ4 block (empty: an empty
+    # block announcing 0). Returns 0, 1 + the first buffer too short for its prefix, or
+    # -1 - the first whose announced size passes min(max_out, ratio * block + slack).
+    n = starts.shape[0]
+    for i in range(n):
+        if 0 < sizes[i] < 4:
+            return 1 + i
+    for i in range(n):
+        z = sizes[i]
+        if z == 0:
+            payload_starts[i] = starts[i]
+            payload[i] = 0
+            announced[i] = 0
+            continue
+        s = starts[i]
+        a = np.int64(raw[s]) | (np.int64(raw[s + 1]) << 8) | (np.int64(raw[s + 2]) << 16) | (np.int64(raw[s + 3]) << 24)
+        payload_starts[i] = s + 4
+        payload[i] = z - 4
+        announced[i] = a
+        if a > min(max_out, ratio * (z - 4) + slack):
+            return -1 - i
+    return 0
+
+
+def lz4_frames_plan(raw, starts, sizes, max_out: int, ratio: int, slack: int, payload_starts, payload,
+                    announced) -> int:
+    """Split framed LZ4 buffers into their blocks and announced sizes (int64 outputs, filled
+    in place), checking each in one compiled pass: 0, ``1 + i`` when buffer ``i`` is too
+    short for its length prefix (the first such), or ``-1 - i`` when it announces more than
+    the limit (the first such, once none is too short). The caller keeps every buffer in ``raw``."""
+    return int(_k_lz4_frames(raw, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
+                             max_out, ratio, slack, payload_starts, payload, announced))
