@@ -14,7 +14,7 @@ from ...errors import CorruptFileError
 from ._common import _byte_view, _helper, _Kernel, empty
 
 __all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_chunk_words_many", "miniblock_chunk_rows",
-           "miniblock_plain_values", "miniblock_plain_take"]
+           "miniblock_plain_values", "miniblock_plain_take", "miniblock_chunk_layout"]
 
 
 @_Kernel
@@ -240,3 +240,88 @@ def miniblock_plain_take(data, base, counts, header: int, word: int, width: int,
     if bad >= 0:
         raise CorruptFileError(f"chunk {bad} of the read does not hold its values where its header says")
     return out
+
+
+# -- the writer's side ---------------------------------------------------------------------
+
+
+@_Kernel
+def _k_chunk_layout(fields, n16, large, counts, head, chunk_bytes, chunk_starts, words):
+    # Chunk c's header: fields[0..n16)[c] as u16 (its level count, its level buffers' sizes),
+    # then fields[n16..)[c] as u32 (large) or u16 (its value buffers' sizes); fields[1..) are
+    # the sizes of the buffers that follow it, each padded to 8. Writes the headers, each
+    # chunk's bytes, start and metadata word ((bytes / 8 - 1) << 4 | log2 of its values, 0 for
+    # the last); returns 1 when a field or word does not fit its width, else 0.
+    k = fields.shape[0]
+    nchunks = counts.shape[0]
+    head_len = 2 * n16 + (4 if large else 2) * (k - n16)
+    head_pad = head_len + (-head_len) % 8
+    value_limit = np.int64(0xFFFFFFFF) if large else np.int64(0xFFFF)
+    word_limit = np.int64(1) << (32 if large else 16)
+    at = np.int64(0)
+    for c in range(nchunks):
+        o = c * head_len
+        total = np.int64(head_pad)
+        for j in range(k):
+            v = fields[j, c]
+            if v < 0:
+                return 1
+            if j < n16:
+                if v > 0xFFFF:
+                    return 1
+                head[o] = v & 0xFF
+                head[o + 1] = (v >> 8) & 0xFF
+                o += 2
+            else:
+                if v > value_limit:
+                    return 1
+                head[o] = v & 0xFF
+                head[o + 1] = (v >> 8) & 0xFF
+                if large:
+                    head[o + 2] = (v >> 16) & 0xFF
+                    head[o + 3] = (v >> 24) & 0xFF
+                    o += 4
+                else:
+                    o += 2
+            if j >= 1:
+                total += (v + 7) // 8 * 8
+        chunk_bytes[c] = total
+        chunk_starts[c] = at
+        at += total
+        lg = 0
+        if c < nchunks - 1:
+            x = counts[c]
+            while x > 1:
+                x >>= 1
+                lg += 1
+        w = ((total // 8 - 1) << 4) | lg
+        if w >= word_limit:
+            return 1
+        words[c] = w
+    return 0
+
+
+def miniblock_chunk_layout(fields: np.ndarray, n16: int, large: bool, counts: np.ndarray):
+    """A mini-block page's chunk headers and layout, in one compiled pass (the writer's side
+    of :func:`miniblock_headers`): ``fields`` (int64, ``(k, chunks)``) holds per chunk its
+    level count, then the sizes of its ``n16 - 1`` level buffers (u16 each) and of its value
+    buffers (u32 when ``large``, else u16). Returns ``(headers, header bytes, chunk bytes,
+    chunk starts, metadata words)``, or None when a size or a chunk does not fit its width.
+
+    Example::
+
+        >>> import numpy as np
+        >>> heads, n, size, at, words = miniblock_chunk_layout(np.array([[0, 0], [12, 4]]), 1, True,
+        ...                                                     np.array([4, 1]))
+        >>> bytes(heads[:n]).hex(), size.tolist(), at.tolist(), words.tolist()
+        ('00000c000000', [24, 16], [0, 24], [34, 16])
+    """
+    fields = np.ascontiguousarray(fields, np.int64)
+    k, nchunks = fields.shape
+    head_len = 2 * n16 + (4 if large else 2) * (k - n16)
+    head = np.empty(nchunks * head_len, np.uint8)
+    chunk_bytes, chunk_starts, words = (np.empty(nchunks, np.int64) for _ in range(3))
+    if _k_chunk_layout(fields, n16, bool(large), np.ascontiguousarray(counts, np.int64), head, chunk_bytes,
+                       chunk_starts, words):
+        return None
+    return head, head_len, chunk_bytes, chunk_starts, words

@@ -203,38 +203,26 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
     large = grammar.large_chunks
     # the chunk header: u16 levels, u16 per level buffer, u16|u32 per value buffer
     num_levels = np.diff(bounds) if has_levels else np.zeros(nchunks, np.int64)
-    u16_fields = [num_levels] + [seg.sizes for seg in segments[:n_level_segments]]
-    if any(int(f.max(initial=0)) > _U16 for f in u16_fields):
+    layout = kernels.miniblock_chunk_layout(np.stack([num_levels] + [seg.sizes for seg in segments]),
+                                            1 + n_level_segments, large, counts)
+    if layout is None:
         raise _TooBig
-    value_sizes = [seg.sizes for seg in segments[n_level_segments:]]
-    if value_sizes and int(max(v.max(initial=0) for v in value_sizes)) > (0xFFFFFFFF if large else _U16):
-        raise _TooBig
-    head = np.stack(u16_fields, axis=1).astype("<u2").view(np.uint8).reshape(nchunks, -1)
-    if value_sizes:
-        vs = np.stack(value_sizes, axis=1).astype("<u4" if large else "<u2").view(np.uint8).reshape(nchunks, -1)
-        head = np.concatenate([head, vs], axis=1)
-    head_len = head.shape[1]
+    head, head_len, chunk_bytes, chunk_starts, words = layout
     head_pad = head_len + _pad8(head_len)
-    padded = [(seg.sizes + 7) // 8 * 8 for seg in segments]
-    chunk_bytes = head_pad + (np.sum(padded, axis=0) if padded else 0)
-    chunk_starts = np.cumsum(chunk_bytes) - chunk_bytes
-    log2 = np.zeros(nchunks, np.int64)
-    if nchunks > 1:
-        log2[:-1] = np.log2(counts[:-1]).astype(np.int64)
-    words = ((chunk_bytes // 8 - 1) << 4) | log2
-    if int(words.max(initial=0)) >= (1 << (32 if large else 16)):
-        raise _TooBig
+    total = int(chunk_starts[-1] + chunk_bytes[-1]) if nchunks else 0
     # every byte of the page is written once: each header and buffer with its padding after it
     framed = (len(segments) == 1 and isinstance(segments[0], FramedBuffers) and head_pad == FRAME_GAP
-              and len(segments[0].data) == int(chunk_bytes.sum()))
+              and len(segments[0].data) == total)
     # (a framed buffer is laid out as the page already: only the headers go in)
-    out = segments[0].data if framed else np.frombuffer(new_buffer(int(chunk_bytes.sum())), np.uint8)
-    kernels.scatter_bytes(head.reshape(-1), np.arange(nchunks, dtype=np.int64) * head_len,
+    out = segments[0].data if framed else np.frombuffer(new_buffer(total), np.uint8)
+    kernels.scatter_bytes(head, np.arange(nchunks, dtype=np.int64) * head_len,
                           np.full(nchunks, head_len, np.int64), out, chunk_starts, head_pad, _FILL)
-    at = chunk_starts + head_pad
-    for seg, pad in zip(segments if not framed else [], padded):
-        kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at, pad, _FILL)
-        at = at + pad
+    if not framed:
+        at = chunk_starts + head_pad
+        for seg in segments:
+            pad = (seg.sizes + 7) // 8 * 8
+            kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at, pad, _FILL)
+            at = at + pad
     meta = words.astype("<u4" if large else "<u2")
     layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=mc.num_buffers,
                                 num_items=int(counts.sum()), has_large_chunk=large)
