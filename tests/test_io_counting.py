@@ -337,3 +337,14 @@ def test_read_spans_plan_matches_a_plain_merge_of_its_ranges(ranges, gap):
             groups.append([s, s + n])
     assert src.requests == len(groups)
     assert len(buf) == sum(e - s for s, e in groups)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 120), st.integers(-3, 120)), max_size=12), st.integers(0, 150))
+def test_ranges_total_is_the_sum_or_names_the_first_range_outside(ranges, limit):
+    from lancefile.io import ranges_total
+
+    s = np.array([a for a, _ in ranges], np.int64)
+    n = np.array([b for _, b in ranges], np.int64)
+    bad = [i for i, (a, b) in enumerate(ranges) if a < 0 or b < 0 or a + b > limit]
+    assert ranges_total(s, n, limit) == (-1 - bad[0] if bad else int(n.sum()))

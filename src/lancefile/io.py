@@ -30,7 +30,7 @@ from ._jit import _Kernel
 from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 
 __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource",
-           "open_source", "read_into", "read_spans", "fetch_spans", "new_buffer"]
+           "open_source", "read_into", "read_spans", "fetch_spans", "new_buffer", "ranges_total"]
 
 # Ranges of a local file closer than this are fetched in one request (a read costs about as
 # much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
@@ -114,10 +114,9 @@ def read_spans(source: ByteSource, starts, lengths, gap: int | None = None) -> t
         return np.zeros(0, np.uint8), np.zeros(0, np.int64)
     if gap is None:
         gap = coalesce_gap(source)
-    ends = s + n
-    if int(s.min()) < 0 or int(n.min()) < 0 or int(ends.max()) > source.size:
-        bad = int(np.flatnonzero((s < 0) | (n < 0) | (ends > source.size))[0])
-        check_range(source.name, source.size, int(s[bad]), int(n[bad]))
+    bad = ranges_total(s, n, source.size)
+    if bad < 0:
+        check_range(source.name, source.size, int(s[-1 - bad]), int(n[-1 - bad]))
     batched = getattr(source, "read_spans", None)  # a source with its own way (checksums)
     if batched is not None:
         return batched(s, n, gap)
@@ -246,6 +245,34 @@ def _libc_pread():
     fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64]
     fn.restype = ctypes.c_ssize_t
     return fn
+
+
+@_Kernel
+def _k_ranges_total(starts, lengths, limit):
+    # The bytes of ranges [starts[i], starts[i] + lengths[i]), or -1 - the first that does not
+    # lie inside [0, limit).
+    total = 0
+    for i in range(starts.shape[0]):
+        s, n = starts[i], lengths[i]
+        if s < 0 or n < 0 or s + n > limit:
+            return -1 - i
+        total += n
+    return total
+
+
+def ranges_total(starts: np.ndarray, lengths: np.ndarray, limit: int) -> int:
+    """The bytes of ranges ``[starts[i], starts[i] + lengths[i])`` (int64 arrays of equal
+    length), or ``-1 - i`` for the first range ``i`` that does not lie inside
+    ``[0, limit)``: the check every batch of ranges gets before it is read or copied, in one
+    compiled pass (a min, a max, a sum and an addition in numpy).
+
+    Example::
+
+        >>> import numpy as np
+        >>> ranges_total(np.array([0, 5]), np.array([5, 5]), 10), ranges_total(np.array([0, 6]), np.array([5, 5]), 10)
+        (10, -2)
+    """
+    return int(_k_ranges_total(starts, lengths, limit))
 
 
 @_Kernel

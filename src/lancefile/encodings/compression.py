@@ -34,6 +34,7 @@ import threading
 import numpy as np
 
 from ..errors import CorruptFileError, InvalidInputError, UnsupportedEncodingError
+from ..io import ranges_total
 
 __all__ = [
     "SCHEMES",
@@ -188,8 +189,7 @@ def decompress_many(data, starts, sizes, scheme, *, max_output_size: int = MAX_D
     raw = data if isinstance(data, np.ndarray) else np.frombuffer(data, np.uint8)
     starts = np.asarray(starts, dtype=np.int64).reshape(-1)
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
-    if len(starts) != len(sizes) or (len(starts) and (starts.min() < 0 or sizes.min() < 0
-                                                      or (starts + sizes).max() > len(raw))):
+    if len(starts) != len(sizes) or ranges_total(starts, sizes, len(raw)) < 0:
         raise CorruptFileError(f"compressed buffers lie outside the {len(raw)} bytes that hold them")
     if name == "zstd":
         return _zstd_many(raw, starts, sizes, max_output_size, align)

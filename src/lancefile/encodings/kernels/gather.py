@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
+from ...io import ranges_total
 from ._common import _byte_view, _Kernel, empty, load_u64, store_u64
 
 __all__ = ["gather", "scatter", "page_indices", "take_var"]
@@ -35,12 +36,13 @@ def gather(data, starts, lengths) -> np.ndarray:
     lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
     if starts.shape != lengths.shape:
         raise ValueError("starts and lengths must have the same length")
-    if len(starts) and (starts.min() < 0 or lengths.min() < 0 or (starts + lengths).max() > raw.size):
+    total = ranges_total(starts, lengths, raw.size)
+    if total < 0:
         raise CorruptFileError(f"a byte range lies outside the {raw.size}-byte buffer")
     if len(starts) <= _FEW:
         parts = [raw[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist())]
         return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
-    out = empty(int(lengths.sum()), np.uint8)
+    out = empty(total, np.uint8)
     _k_gather(raw, starts, lengths, out)
     return out
 
