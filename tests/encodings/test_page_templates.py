@@ -76,3 +76,22 @@ def test_a_damaged_repetition_index_among_pages_read_together_is_named(tmp_path)
     # rows of the other pages still read
     ok = np.array([starts[2] + 1, starts[4] + 3])
     assert lancefile.LanceFileReader(p).take_rows(ok).to_table().equals(t.take(pa.array(ok)))
+
+
+def test_a_leaf_hashes_once_and_as_its_fields():
+    """A leaf keys the decoder templates (looked up for every page a read touches): its hash
+    is computed when it is made, equal leaves hash alike, and different ones apart."""
+    import pyarrow as pa
+
+    from lancefile.encodings.structural import repdef
+    from lancefile.encodings.structural.base import Leaf
+    from lancefile.format.version import GRAMMAR_2_1, GRAMMAR_2_2
+
+    t = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    a = Leaf(t, (repdef.ITEM, repdef.LIST), GRAMMAR_2_2, "2.2")
+    b = Leaf(pa.struct([("a", pa.int64()), ("b", pa.string())]), (repdef.ITEM, repdef.LIST), GRAMMAR_2_2, "2.2")
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert hash(a) == hash((t, (repdef.ITEM, repdef.LIST), GRAMMAR_2_2, "2.2"))
+    others = [Leaf(pa.int64(), (repdef.ITEM, repdef.LIST), GRAMMAR_2_2, "2.2"),
+              Leaf(t, (repdef.ITEM,), GRAMMAR_2_2, "2.2"), Leaf(t, (repdef.ITEM, repdef.LIST), GRAMMAR_2_1, "2.1")]
+    assert all(o != a for o in others) and len({a, *others}) == 4
