@@ -297,11 +297,10 @@ def test_many_short_ranges_are_checked_together_each_block_once(compiled, monkey
             return real_check(data, at, size, b0, nb, seg, *rest)
 
         monkeypatch.setattr(module, "check_reads", check)
-    else:
-        monkeypatch.setattr(module, "hash_loop_available", lambda: False)
-        real, real_many = module.hash_bytes, module.hash_ranges
-        monkeypatch.setattr(module, "hash_bytes", lambda view: hashed.append(len(view)) or real(view))
-        monkeypatch.setattr(module, "hash_ranges", lambda *a: None)  # range by range, counted above
+    else:  # the Python path: every range it hashes, counted
+        real = hashloop._python_hashes
+        monkeypatch.setattr(hashloop, "_xxh3", lambda: None)
+        monkeypatch.setattr(hashloop, "_python_hashes", lambda v, s, n: hashed.extend(n.tolist()) or real(v, s, n))
     got, at = read_spans(src, starts, lengths)
     for s, n, a in zip(starts.tolist(), lengths.tolist(), at.tolist()):
         assert bytes(got[a : a + n]) == data[s : s + n]
@@ -529,7 +528,10 @@ def test_segment_lookup_finds_the_segment_holding_a_range():
     for (s, n), want in cases.items():
         assert ck.small(s, n) == want, (s, n)
     s, n = np.array([s for s, _ in cases]), np.array([n for _, n in cases])
-    assert ck.small_many(s, n).tolist() == list(cases.values())
+    from lancefile.format.hashloop import widen_reads  # what a take's reads use
+
+    seg = widen_reads(s, n, ck.covered, ck.block_size, ck._small_pos, ck._small_size)[4]
+    assert seg.tolist() == list(cases.values())
 
 
 def test_a_take_reads_chunks_in_their_segments_and_names_a_damaged_one(tmp_path, monkeypatch):

@@ -506,7 +506,7 @@ def test_zstd_frames_decompressed_in_one_call():
 
     def batch(buffers):
         data, starts, sizes = _pack_many(buffers, 5)
-        announced, usual = _zstd_usual(data, starts, sizes, 1 << 30)
+        announced, usual, _, _ = _zstd_usual(data, starts, sizes, 1 << 30)
         assert usual.all()
         return _zstd_batch(zstandard.ZstdDecompressor(), data, starts, sizes, announced)
 
@@ -634,12 +634,18 @@ def test_decompress_many_zstd_uses_the_compiled_loop(monkeypatch):
     assert _unpack_many(*decompress_many(*_pack_many([compress_buffer(p, "zstd") for p in pieces]), "zstd")) == pieces
 
 
-def test_zstd_plan_agrees_with_the_usual_form_check():
-    """The compiled plan (sizes read, usual form checked, outputs laid out) says what
-    _zstd_usual and _aligned_starts say, buffer by buffer, and refuses the whole batch at the
-    first buffer that is not of the usual form."""
+def test_zstd_plan_agrees_with_the_usual_form_rule():
+    """The compiled plan says, buffer by buffer, what the usual-form rule says in plain Python
+    (a u64 size, not a bare frame, 0 < size <= min(cap, 64 x frame + slack)), and lays the
+    usual buffers' outputs out aligned, the others taking no room."""
     from lancefile.encodings import compression as C
-    from lancefile.encodings.kernels import zstd_plan
+
+    def rule(buf: bytes, cap: int):
+        if len(buf) < 12 or (buf[:4] == C._ZSTD_MAGIC and not buf[4] & C._ZSTD_FHD_RESERVED):
+            return 0
+        (size,) = struct.unpack_from("<Q", buf)
+        limit = min(cap, C._ZSTD_FAST_MAX, C._ZSTD_FAST_RATIO * (len(buf) - 8) + C._ZSTD_SLACK)
+        return size if 0 < size <= limit else 0
 
     good = [compress_buffer(p, "zstd") for p in (b"abc" * 50, bytes(range(256)) * 3, b"z" * 5)]
     bare = compress_buffer(b"q" * 40, "zstd")[8:]  # a frame without its size
@@ -647,19 +653,16 @@ def test_zstd_plan_agrees_with_the_usual_form_check():
     zero = struct.pack("<Q", 0) + good[0][8:]
     short = good[2][:11]
     cap = C.MAX_DECOMPRESSED_BYTES
-    args = (C._ZSTD_MAGIC, C._ZSTD_FHD_RESERVED, min(cap, C._ZSTD_FAST_MAX), C._ZSTD_FAST_RATIO, C._ZSTD_SLACK)
-    for align in (1, 8):
-        raw, starts, sizes = _pack_many(good)
-        announced, out_starts, total = zstd_plan(raw, starts, sizes, *args, align)
-        want, usual = C._zstd_usual(raw, starts, sizes, cap)
-        assert usual.all() and announced.tolist() == want.tolist() == [150, 768, 5]
-        want_starts, want_total = C._aligned_starts(want, align)
-        assert out_starts.tolist() == want_starts.tolist() and total == want_total
-    for odd in (bare, huge, zero, short):
-        raw, starts, sizes = _pack_many([good[0], odd, good[1]])
-        assert not C._zstd_usual(raw, starts, sizes, cap)[1][1]
-        assert zstd_plan(raw, starts, sizes, *args, 8) is None
-    # and decompress_many still reads such a batch, through the careful path
+    for buffers in (good, [good[0], bare, good[1], huge, zero, short, good[2]]):
+        for align in (1, 8):
+            raw, starts, sizes = _pack_many(buffers)
+            announced, usual, out_starts, total = C._zstd_usual(raw, starts, sizes, cap, align)
+            want = [rule(b, cap) for b in buffers]
+            assert announced.tolist() == want and usual.tolist() == [w > 0 for w in want]
+            padded = [w + -w % align for w in want]
+            assert out_starts.tolist() == [sum(padded[:i]) for i in range(len(want))] and total == sum(padded)
+    assert C._zstd_usual(*_pack_many(good), cap)[0].tolist() == [150, 768, 5]
+    # and decompress_many still reads a batch with odd buffers, through the careful path
     raw, starts, sizes = _pack_many([good[0], bare, good[1]])
     assert _unpack_many(*decompress_many(raw, starts, sizes, "zstd")) == [b"abc" * 50, b"q" * 40, bytes(range(256)) * 3]
 

@@ -255,11 +255,11 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     n = len(starts)
     # the usual buffer (u64 size + one frame of that size, within the fast limits) is checked
     # for all at once and decompressed with one call; anything else takes the careful path
-    if n:
-        got = _zstd_compiled(raw, starts, sizes, cap, align)
+    announced, usual, out_starts, total = _zstd_usual(raw, starts, sizes, cap, align)
+    if n and usual.all():
+        got = _zstd_compiled(raw, starts, sizes, announced, out_starts, total)
         if got is not None:
             return got
-    announced, usual = _zstd_usual(raw, starts, sizes, cap)
     dctx = _decompressor()
     if n > 1 and usual.all():  # one call for every frame: no Python between them
         pieces = _zstd_batch(dctx, raw, starts, sizes, announced)
@@ -287,22 +287,18 @@ def _zstd_many(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int,
     return _zstd_pieces(pieces, np.fromiter((len(p) for p in pieces), dtype=np.int64, count=n), n, align)
 
 
-def _zstd_compiled(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int, align: int):
-    """Buffers all of the usual form (:func:`_zstd_usual`, checked by one compiled pass) and
-    their frames decoded by one compiled loop calling libzstd (:mod:`.kernels.zstd`: no GIL
-    held, no Python object a frame), each into exactly its announced size in one output, laid
-    out as :func:`decompress_many` returns them; None where that loop is missing, a buffer
-    is not of the usual form or a frame fails (the next path then says which)."""
-    from .kernels import zstd_available, zstd_decompress_into, zstd_plan
+def _zstd_compiled(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, announced: np.ndarray,
+                   out_starts: np.ndarray, total: int):
+    """The usual buffers' frames (:func:`_zstd_usual`) decoded by one compiled loop calling
+    libzstd (:mod:`.kernels.zstd`: no GIL held, no Python object a frame), each into exactly
+    its announced size at ``out_starts`` in one output of ``total`` bytes, as
+    :func:`decompress_many` returns them; None where that loop is missing or a frame fails
+    (the next path then says which)."""
+    from .kernels import zstd_available, zstd_decompress_into
     from .kernels._common import empty
 
     if not zstd_available():
         return None
-    plan = zstd_plan(raw, starts, sizes, _ZSTD_MAGIC, _ZSTD_FHD_RESERVED, min(cap, _ZSTD_FAST_MAX), _ZSTD_FAST_RATIO,
-                     _ZSTD_SLACK, align)
-    if plan is None:
-        return None
-    announced, out_starts, total = plan
     out = empty(total, np.uint8)
     if zstd_decompress_into(raw, starts + 8, sizes - 8, out, out_starts, announced) >= 0:
         return None
@@ -343,19 +339,16 @@ def _zstd_pieces(pieces, out_sizes: np.ndarray, n: int, align: int):
     return out, out_starts, out_sizes
 
 
-def _zstd_usual(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """(announced size, is the usual form) of framed zstd buffers ``raw[starts[i]:][:sizes[i]]``:
-    the usual form is a u64 size, not a bare frame, announcing at most
-    :data:`_ZSTD_FAST_RATIO` times the frame plus slack (it is allocated up front: a damaged
-    size could inflate it; those go the streaming way)."""
-    long_enough = sizes >= 12
-    at = np.where(long_enough, starts, 0)
-    head = raw[at[:, None] + np.arange(12)] if len(raw) >= 12 else np.zeros((len(starts), 12), np.uint8)
-    announced = np.ascontiguousarray(head[:, :8]).view("<u8").reshape(-1).astype(np.int64)
-    bare = np.all(head[:, :4] == np.frombuffer(_ZSTD_MAGIC, np.uint8), axis=1) & (head[:, 4] & _ZSTD_FHD_RESERVED == 0)
-    limit = np.minimum(min(cap, _ZSTD_FAST_MAX), _ZSTD_FAST_RATIO * (sizes - 8) + _ZSTD_SLACK)
-    usual = long_enough & ~bare & (announced > 0) & (announced <= limit)
-    return np.where(usual, announced, 0), usual
+def _zstd_usual(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, cap: int, align: int = 8):
+    """``(announced, usual, out_starts, total)`` of framed zstd buffers
+    ``raw[starts[i]:][:sizes[i]]`` (:func:`~.kernels.zstd.zstd_plan`): the usual form is a u64
+    size, not a bare frame, announcing at most :data:`_ZSTD_FAST_RATIO` times the frame plus
+    slack (it is allocated up front: a damaged size could inflate it; those go the streaming
+    way); the usual buffers' outputs laid out ``align``-ed."""
+    from .kernels import zstd_plan
+
+    return zstd_plan(raw, starts, sizes, _ZSTD_MAGIC, _ZSTD_FHD_RESERVED, min(cap, _ZSTD_FAST_MAX), _ZSTD_FAST_RATIO,
+                     _ZSTD_SLACK, align)
 
 
 def _check_size(announced: int, payload: int, ratio: int, slack: int, cap: int, what: str) -> None:

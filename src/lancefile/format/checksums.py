@@ -76,7 +76,7 @@ import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
-from .hashloop import check_reads, hash_loop_available, hash_ranges, widen_reads
+from .hashloop import check_reads, hash_ranges, widen_reads
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
@@ -131,11 +131,10 @@ class _Stream:
                 self._fill = 0
         whole = (n - at) // B * B
         if whole:
-            got = hash_ranges(view, np.arange(at, at + whole, B), np.full(whole // B, B)) if whole > B else None
-            if got is None:
-                self.hashes.extend(hash_bytes(view[i : i + B]) for i in range(at, at + whole, B))
+            if whole > B:
+                self.hashes.extend(hash_ranges(view, np.arange(at, at + whole, B), np.full(whole // B, B)).tolist())
             else:
-                self.hashes.extend(got.tolist())
+                self.hashes.append(hash_bytes(view[at : at + B]))
             at += whole
         if at < n:
             self._partial.update(view[at:])
@@ -179,16 +178,9 @@ def hash_pieces(data) -> int:
 
 def span_hashes(view, starts, sizes) -> np.ndarray:
     """XXH3-64 of ``view[starts[i] : starts[i] + sizes[i]]`` for each i (uint64): blocks and
-    segments of a take, segments of a write or of ``verify``. One compiled loop
-    (:func:`~lancefile.format.hashloop.hash_ranges`), or where it cannot run, ``map`` rather
-    than a Python step a range."""
-    got = hash_ranges(view, starts, sizes)
-    if got is not None:
-        return got
-    starts = np.asarray(starts, np.int64)
-    ends = (starts + np.asarray(sizes, np.int64)).tolist()
-    return np.fromiter(map(hash_bytes, map(view.__getitem__, map(slice, starts.tolist(), ends))), np.uint64,
-                       len(ends))
+    segments of a take, segments of a write or of ``verify``
+    (:func:`~lancefile.format.hashloop.hash_ranges`)."""
+    return hash_ranges(view, starts, sizes)
 
 
 def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -312,15 +304,6 @@ class FileChecksums:
         pos = self._small_pos
         i = int(np.searchsorted(pos, offset, side="right")) - 1
         return i if i >= 0 and offset + length <= int(pos[i] + self._small_size[i]) else -1
-
-    def small_many(self, s: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Per range, the segment that holds all of it, or -1."""
-        pos = self._small_pos
-        if not len(pos):
-            return np.full(len(s), -1, np.int64)
-        i = np.searchsorted(pos, s, side="right") - 1
-        j = np.maximum(i, 0)
-        return np.where((i >= 0) & (s + n <= pos[j] + self._small_size[j]), i, -1)
 
     def check_small(self, index: int, view, describe=None) -> None:
         """Check segment ``index`` against ``view`` of its bytes."""
@@ -493,53 +476,21 @@ class ChecksummedSource(_BaseSource):
 
     def read_spans(self, s: np.ndarray, n: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`~lancefile.io.read_spans` of checked int64 ranges. Short ranges (a take's
-        chunks) are widened to whole blocks, read together from the inner source and their
-        blocks hashed in one loop, each block once however many ranges share it; a range
+        chunks) are widened to whole blocks (or to the segment holding them), read together
+        from the inner source and their blocks and segments hashed in one compiled loop
+        (:mod:`~lancefile.format.hashloop`), each once however many ranges share it; a range
         of :data:`_BATCH_SPAN_BYTES` or more goes through :meth:`read_into` (span hashes)."""
         ck = self.checksums
         if int(n.max()) >= _BATCH_SPAN_BYTES:
             return fetch_spans(self, s, n, gap)
         B, covered = ck.block_size, ck.covered
-        if hash_loop_available():  # widened, read and checked with two compiled passes
-            ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size)
-            data, at = fetch_spans(self.inner, ws, we - ws, gap)
-            bad, seg_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash)
-            if len(bad):
-                ck._fail(np.unique(bad), self.describe)
-            if seg_bad >= 0:
-                ck._fail_segment(seg_bad, self.describe)
-            return data, at + (s - ws)
-        e = s + n
-        small = ck.small_many(s, n)  # inside segments: those read whole, checked by their own hashes
-        seg = small >= 0
-        inside = (s < covered) & ~seg
-        b0 = np.where(inside, s // B, 0)  # blocks [b0, b1) of each range; none past the covered bytes
-        b1 = np.where(inside, -(-np.minimum(e, covered) // B), 0)
-        ws = np.where(inside, b0 * B, s)
-        we = np.where(inside, np.maximum(np.minimum(b1 * B, covered), e), e)
-        if seg.any():
-            k = small[seg]
-            ws[seg] = ck._small_pos[k]
-            we[seg] = ck._small_pos[k] + ck._small_size[k]
+        ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size)
         data, at = fetch_spans(self.inner, ws, we - ws, gap)
-        nb = b1 - b0
-        total = int(nb.sum())
-        if total:  # b1 never passes the last block: ranges are cut at the covered bytes
-            span = np.repeat(np.arange(len(s)), nb)
-            k = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)
-            blocks, first = np.unique(b0[span] + k, return_index=True)
-            where = (at[span] + k * B)[first]
-            size = np.minimum(blocks * B + B, covered) - blocks * B
-            bad = span_hashes(memoryview(data), where, size) != ck._blocks[blocks]
-            if bad.any():
-                ck._fail(blocks[bad], self.describe)
-        mine = np.flatnonzero(seg)
-        if len(mine):  # each segment once, however many ranges lie in it
-            ids, first = np.unique(small[mine], return_index=True)
-            rows = mine[first]
-            bad = np.flatnonzero(span_hashes(memoryview(data), at[rows], (we - ws)[rows]) != ck._small_hash[ids])
-            if len(bad):  # the first damaged one says where
-                ck._fail_segment(int(ids[bad[0]]), self.describe)
+        bad, seg_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash)
+        if len(bad):
+            ck._fail(bad, self.describe)
+        if seg_bad >= 0:
+            ck._fail_segment(seg_bad, self.describe)
         return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:

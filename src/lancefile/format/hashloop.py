@@ -5,15 +5,15 @@ page in ~4 KiB segments: a 1,000-column write has ~60,000 of them, and a Python 
 (``xxhash.xxh3_64_intdigest`` through ``map``) cost about as much as the hashing. The
 ``xxhash`` package's extension module exports libxxhash's ``XXH3_64bits_dispatch``;
 :func:`hash_ranges` calls it from a numba loop (the GIL released). Where the symbol cannot be
-found (a build that hides it) :func:`hash_ranges` returns None and the caller hashes range by
-range as before: the same values either way.
+found (a build that hides it) the same functions hash range by range with ``xxhash``'s
+Python calls: the same values either way.
 
 Example::
 
     >>> import numpy as np, xxhash
     >>> data = np.frombuffer(b"abcdefgh", np.uint8)
     >>> got = hash_ranges(data, np.array([0, 3]), np.array([3, 5]))
-    >>> got is None or got.tolist() == [xxhash.xxh3_64_intdigest(b"abc"), xxhash.xxh3_64_intdigest(b"defgh")]
+    >>> got.tolist() == [xxhash.xxh3_64_intdigest(b"abc"), xxhash.xxh3_64_intdigest(b"defgh")]
     True
 """
 
@@ -23,8 +23,10 @@ import ctypes
 import functools
 
 import numpy as np
+import xxhash
 
 from .._jit import _Kernel
+from ..io import ranges_total
 
 __all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads"]
 
@@ -43,8 +45,6 @@ def _xxh3():
     if fn is None:  # pragma: no cover - a build that hides its symbols
         return None
     fn.restype, fn.argtypes = ctypes.c_uint64, [ctypes.c_void_p, ctypes.c_size_t]
-    import xxhash
-
     probe = b"lancefile checksum probe"
     if fn(probe, len(probe)) != xxhash.xxh3_64_intdigest(probe):  # pragma: no cover - not the function we know
         return None
@@ -70,13 +70,10 @@ def _k_hash_ranges(xxh3, data, starts, sizes, out):
     return -1
 
 
-def hash_ranges(data, starts, sizes) -> np.ndarray | None:
-    """XXH3-64 of ``data[starts[i] : starts[i] + sizes[i]]`` for each i (uint64), or None when
-    the compiled loop cannot run here. ``data`` is a bytes-like object or a uint8 array; the
-    caller keeps every range inside it."""
-    fn = _xxh3()
-    if fn is None:
-        return None
+def hash_ranges(data, starts, sizes) -> np.ndarray:
+    """XXH3-64 of ``data[starts[i] : starts[i] + sizes[i]]`` for each i (uint64), ``data`` a
+    bytes-like object or an array of bytes: one compiled loop, or where it cannot run, a
+    Python call a range. A range outside ``data`` raises ValueError."""
     if isinstance(data, np.ndarray):
         arr = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     else:
@@ -85,8 +82,15 @@ def hash_ranges(data, starts, sizes) -> np.ndarray | None:
     sizes = np.ascontiguousarray(sizes, np.int64)
     if len(starts) != len(sizes):
         raise ValueError(f"hash_ranges: {len(starts)} starts but {len(sizes)} sizes")
+    fn = _xxh3()
     out = np.empty(len(starts), np.uint64)
-    bad = _k_hash_ranges(fn, arr, starts, sizes, out)
+    if fn is None:
+        bad = ranges_total(starts, sizes, arr.size)
+        bad = -1 - bad if bad < 0 else -1
+        if bad < 0:
+            out = _python_hashes(memoryview(arr), starts, sizes)
+    else:
+        bad = _k_hash_ranges(fn, arr, starts, sizes, out)
     if bad >= 0:
         raise ValueError(f"hash_ranges: range {bad} ({int(starts[bad])}, {int(sizes[bad])} bytes) lies outside "
                          f"the buffer of {arr.size} bytes")
@@ -206,13 +210,43 @@ def widen_reads(s: np.ndarray, n: np.ndarray, covered: int, block: int, seg_pos:
 
 def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: int, block_hash, seg_hash):
     """Hash what :func:`widen_reads` planned, read into ``data`` (range r at ``at[r]``,
-    ``size[r]`` bytes): ``(bad blocks, first bad segment or -1)``, or None when the compiled
-    loop cannot run here."""
+    ``size[r]`` bytes), each block and segment once: ``(bad blocks, ascending; the first bad
+    segment or -1)``. One compiled loop, or where it cannot run, a Python call a block."""
     fn = _xxh3()
     if fn is None:
-        return None
+        return _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash)
     bad = np.empty(int(nb.sum()), np.int64)
     nbad, seg_bad = _k_check_read(fn, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, bad)
     if nbad < 0:
         raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
-    return bad[:nbad], int(seg_bad)
+    return np.sort(bad[:nbad]), int(seg_bad)
+
+
+def _python_hashes(view: memoryview, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """:func:`hash_ranges` without the compiled loop: ``map`` rather than a Python step a range."""
+    ends = (starts + sizes).tolist()
+    return np.fromiter(map(xxhash.xxh3_64_intdigest, map(view.__getitem__, map(slice, starts.tolist(), ends))),
+                       np.uint64, len(ends))
+
+
+def _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash):
+    """:func:`check_reads` without the compiled loop (the same answers): blocks and segments
+    found once each with numpy, hashed by :func:`hash_ranges`."""
+    view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    bad = np.zeros(0, np.int64)
+    total = int(nb.sum())
+    if total:
+        span = np.repeat(np.arange(len(nb)), nb)
+        k = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)
+        blocks, first = np.unique(b0[span] + k, return_index=True)
+        length = np.minimum(blocks * block + block, covered) - blocks * block
+        bad = blocks[hash_ranges(view, (at[span] + k * block)[first], length) != block_hash[blocks]]
+    seg_bad = -1
+    mine = np.flatnonzero(seg >= 0)
+    if len(mine):
+        ids, first = np.unique(seg[mine], return_index=True)
+        rows = mine[first]
+        wrong = np.flatnonzero(hash_ranges(view, at[rows], size[rows]) != seg_hash[ids])
+        if len(wrong):
+            seg_bad = int(ids[wrong[0]])
+    return bad, seg_bad

@@ -102,40 +102,45 @@ def zstd_decompress_into(raw: np.ndarray, starts, sizes, out: np.ndarray, out_st
 
 
 @_Kernel
-def _k_zstd_plan(raw, starts, sizes, magic, reserved, limit_max, ratio, slack, align, announced, out_starts):
-    # Framed buffer i: raw[starts[i]:][:sizes[i]] = u64 size + one frame. Reads each size,
+def _k_zstd_plan(raw, starts, sizes, magic, reserved, limit_max, ratio, slack, align, announced, usual, out_starts):
+    # Framed buffer i: raw[starts[i]:][:sizes[i]] = u64 size + one frame. Reads each size and
     # checks the usual form (not a bare frame, 0 < size <= min(limit_max, ratio * frame +
-    # slack)) and lays the outputs out aligned; returns their total, or -1 - i for the first
-    # buffer that is not of the usual form.
+    # slack)); lays the usual buffers' outputs out aligned (the others take no room, announce
+    # 0) and returns their total.
     at = 0
     for i in range(starts.shape[0]):
         s, z = starts[i], sizes[i]
+        announced[i] = 0
+        usual[i] = False
+        out_starts[i] = at
         if z < 12:
-            return -1 - i
+            continue
         if raw[s] == magic[0] and raw[s + 1] == magic[1] and raw[s + 2] == magic[2] and raw[s + 3] == magic[3] \
                 and (raw[s + 4] & reserved) == 0:
-            return -1 - i
+            continue
         a = np.uint64(0)
         for k in range(8):
             a |= np.uint64(raw[s + k]) << np.uint64(8 * k)
         limit = min(limit_max, ratio * (z - 8) + slack)
         if a == 0 or a > np.uint64(limit):
-            return -1 - i
+            continue
         announced[i] = np.int64(a)
-        out_starts[i] = at
+        usual[i] = True
         at += np.int64(a) + (-np.int64(a)) % align
     return at
 
 
 def zstd_plan(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, magic: bytes, reserved: int, limit_max: int,
               ratio: int, slack: int, align: int):
-    """``(announced, out_starts, total)`` of framed zstd buffers that all have the usual form
-    (checked as :func:`lancefile.encodings.compression.decompress_many` does, in one compiled
-    pass), or None when one does not. The caller keeps every buffer inside ``raw``."""
+    """``(announced, usual, out_starts, total)`` of framed zstd buffers (u64 size + one frame),
+    in one compiled pass: each buffer's announced size (0 when not of the usual form) and
+    whether it has the usual form (not a bare frame, announcing more than 0 and at most
+    ``min(limit_max, ratio * frame + slack)``), and the usual outputs laid out back to back,
+    each at a multiple of ``align``. The caller keeps every buffer inside ``raw``."""
     n = len(starts)
-    announced = np.empty(n, np.int64)
-    out_starts = np.empty(n, np.int64)
+    announced, out_starts = np.empty(n, np.int64), np.empty(n, np.int64)
+    usual = np.empty(n, np.bool_)
     total = int(_k_zstd_plan(raw, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
                              np.frombuffer(magic, np.uint8), reserved, limit_max, ratio, slack, align, announced,
-                             out_starts))
-    return None if total < 0 else (announced, out_starts, total)
+                             usual, out_starts))
+    return announced, usual, out_starts, total
