@@ -43,6 +43,7 @@ from .._proto import file2_pb2
 from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
 from ..io import ByteSource
 from .checksums import ChecksummedSource, FileChecksums, is_checksum_buffer
+from .pagetable import PageTable, page_table
 from .version import VersionInfo, version_from_footer
 
 __all__ = [
@@ -173,10 +174,13 @@ class Pages(Sequence):
     (155 pages a column). Row counts and stored bytes of all pages are known at once.
     """
 
-    def __init__(self, raw, limit: int, where: str) -> None:
+    def __init__(self, raw, limit: int, where: str, table: PageTable | None = None) -> None:
         self._raw = raw  # the protobuf pages (repeated Page)
         self._made: list = [None] * len(raw)
         self._limit, self._where = limit, where
+        self.table = table  # the same pages as arrays (None: the message was not walked)
+        self._simple = None if table is None else table.simple.tolist()
+        self._facts = None if table is None else (table.lengths.tolist(), table.priorities.tolist())
 
     def __len__(self) -> int:
         return len(self._made)
@@ -186,7 +190,14 @@ class Pages(Sequence):
             return [self[j] for j in range(*i.indices(len(self._made)))]
         got = self._made[i]  # IndexError as a list gives it
         if got is None:
-            got = self._made[i] = _page_info(self._raw[i], self._limit, self._where, i % len(self._made))
+            i %= len(self._made)
+            if self._simple is not None and self._simple[i]:  # from the arrays: no protobuf objects
+                t = self.table
+                lengths, prios = self._facts
+                refs = tuple(map(_new_tuple, _BUFFER_REF, t.buffers(i)))
+                got = self._made[i] = _new_tuple(PageInfo, (refs, lengths[i], t.encoding(i), prios[i]))
+            else:
+                got = self._made[i] = _page_info(self._raw[i], self._limit, self._where, i)
         return got
 
     def __iter__(self):
@@ -444,13 +455,18 @@ class FileLayout:
         if self.checksums is not None:
             self.checksums.check_column_metadata(index, raw)
         meta = file2_pb2.ColumnMetadata()
+        data = bytes(raw)
         try:
-            meta.ParseFromString(bytes(raw))
+            meta.ParseFromString(data)
         except DecodeError as exc:
             raise CorruptFileError(f"{where}: column metadata is not a valid protobuf ({exc})") from None
         limit = self.file_size
         raw_pages = meta.pages
-        lengths = tuple(p.length for p in raw_pages)
+        table = page_table(data, len(raw_pages), limit)
+        if table is not None and not np.any(table.lengths < 0):
+            lengths = tuple(table.lengths.tolist())
+        else:
+            lengths = tuple(p.length for p in raw_pages)
         if sum(lengths) > MAX_ROWS:
             p_i = next(i for i, t in enumerate(accumulate(lengths)) if t > MAX_ROWS)
             raise CorruptFileError(f"{where} page {p_i}: a length of {lengths[p_i]} rows takes the column past "
@@ -459,7 +475,7 @@ class FileLayout:
         return ColumnInfo(
             index=index,
             encoding=col_enc,
-            pages=Pages(raw_pages, limit, where),
+            pages=Pages(raw_pages, limit, where, table),
             buffers=_check_buffers(meta.buffer_offsets, meta.buffer_sizes, limit, where),
             lengths=lengths,
         )

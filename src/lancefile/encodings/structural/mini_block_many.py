@@ -23,6 +23,7 @@ from ..compressive._buffers import as_bytes, decompress_spans
 from ..compressive.values import Var
 from ..compressive.variable import block_parts, block_parts_many
 from .base import EntrySpans, PagePart, Where, pages_where, relocated, select_part, values_to_arrow
+from .mini_block_take import chunks_needed, take_rows
 
 __all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "PendingChunks", "read_columns",
            "take_pages"]
@@ -49,35 +50,34 @@ def take_pages(items: list) -> PagePart:
     together, so a read that touches 20 pages pays one page's Python, not 20.
     """
     dec0, page0 = items[0][0], items[0][1]
-    leaf = dec0.leaf
-    is_range = items[0][2].is_range
     last = items[-1][1]
     where = Where(lambda: pages_where(page0, last))  # formatted only for a message
     table = _chunk_table(items, _prime(items))
+    row0 = np.fromiter((it[3] for it in items), np.int64, len(items))
+    if not items[0][2].is_range:
+        return take_rows(dec0, page0, table, row0, [local.indices for _, _, local, _ in items], where,
+                         lambda k, msg: items[k][1].error(msg),
+                         lambda idx, value_cuts, entry_cuts, defs: _resolve(items, idx, value_cuts, entry_cuts, defs,
+                                                                           where))
+    return _range_pages(items, dec0, page0, table, row0, where)
+
+
+def _range_pages(items: list, dec0, page0, table: _ChunkTable, row0: np.ndarray, where) -> PagePart:
+    """:func:`take_pages` of row ranges: every chunk from each page's first wanted row to its
+    last, the rows' entries one run from the first page's first row to the last's last."""
+    leaf = dec0.leaf
     n = len(items)
-    row0 = np.fromiter((it[3] for it in items), np.int64, n)
-    # the rows each page needs: a take's rows; a range's first and last (where its entries start and end)
-    if is_range:
-        wanted = [np.unique(np.array([local.start, local.stop - 1], np.int64)) for _, _, local, _ in items]
-    else:
-        wanted = [local.indices for _, _, local, _ in items]
+    # the rows each page needs: a range's first and last (where its entries start and end)
+    wanted = [np.unique(np.array([local.start, local.stop - 1], np.int64)) for _, _, local, _ in items]
     lens = np.fromiter((len(w) for w in wanted), np.int64, n)
     local_rows = np.concatenate(wanted)
-    try:  # the chunks holding them, for every page in one pass
-        need = kernels.rep_index_chunks_many(table.ended, table.partial, table.chunk_bounds, local_rows,
-                                             np.concatenate([[0], np.cumsum(lens)]))
-    except ValueError as exc:
-        k, row = exc.args
-        c0, c1 = table.chunk_bounds[k], table.chunk_bounds[k + 1]
-        raise items[k][1].error(f"row {row} is past the {int(table.ended[c0:c1].sum())} rows of the page's "
-                                f"chunks") from None
+    need = chunks_needed(table, local_rows, lens, lambda k, msg: items[k][1].error(msg))
     ids = np.flatnonzero(need)
     item = table.item_of[ids]
-    if is_range:  # every chunk from each page's first needed one to its last
-        first_of = np.searchsorted(item, np.arange(n))
-        last_of = np.searchsorted(item, np.arange(n), side="right") - 1
-        ids = range_indices(ids[first_of], ids[last_of] - ids[first_of] + 1)
-        item = table.item_of[ids]
+    first_of = np.searchsorted(item, np.arange(n))  # every chunk from each page's first needed one to its last
+    last_of = np.searchsorted(item, np.arange(n), side="right") - 1
+    ids = range_indices(ids[first_of], ids[last_of] - ids[first_of] + 1)
+    item = table.item_of[ids]
     brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
     brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
     sizes, counts = table.sizes[ids], table.counts[ids]
@@ -85,81 +85,69 @@ def take_pages(items: list) -> PagePart:
     rows = local_rows + np.repeat(row0, lens)
     # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
     data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
-    positions = None
-    if not leaf.max_rep:  # entries are values, one per row: known before decoding
-        chunk = np.searchsorted(first_row, rows, side="right") - 1
-        positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
     try:
-        rep, defs, entries, values, taken = dec0._decode(page0, data, base, sizes, counts,
-                                                         None if is_range else positions)
+        rep, defs, entries, values, _ = dec0._decode(page0, data, base, sizes, counts)
     except CorruptFileError as exc:
         if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
             raise
         raise relocated(exc, page0, where) from None
-    if taken:  # the values and levels were cut to the rows already
-        starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
-    elif leaf.max_rep and is_range:
+    if leaf.max_rep:
         starts, lengths = _range_spans(items, rep, entries, first_row, np.split(brk, np.cumsum(
             np.bincount(item, minlength=n))[:-1]), [w + r for w, r in zip(wanted, row0.tolist())], where)
-    elif leaf.max_rep:
-        try:
-            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, brk, rows)
-        except ValueError as exc:
-            raise CorruptFileError(f"{where}: {exc}") from None
-    else:
-        starts, lengths = positions, np.ones(len(rows), np.int64)
+    else:  # entries are values, one per row
+        chunk = np.searchsorted(first_row, rows, side="right") - 1
+        starts, lengths = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk], np.ones(len(rows), np.int64)
     spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
-    n_rows = len(rows)
-    if is_range:  # one run of entries, from the first page's first row to the last's last
-        per_item = np.concatenate([[0], np.cumsum(lens)])
-        item_start = spans.starts[per_item[:-1]]
-        item_end = spans.starts[per_item[1:] - 1] + spans.lengths[per_item[1:] - 1]
-        if np.any(item_end[:-1] != item_start[1:]):
-            raise CorruptFileError(f"{where}: the pages' level entries do not follow each other")
-        a, b = int(item_start[0]), int(item_end[-1])
-        spans = EntrySpans(np.array([a], np.int64), np.array([b - a], np.int64))
-        n_rows = sum(it[2].count for it in items)
-        entry_cuts = np.append(item_start - a, b - a)
+    # one run of entries, from the first page's first row to the last's last
+    per_item = np.concatenate([[0], np.cumsum(lens)])
+    item_start = spans.starts[per_item[:-1]]
+    item_end = spans.starts[per_item[1:] - 1] + spans.lengths[per_item[1:] - 1]
+    if np.any(item_end[:-1] != item_start[1:]):
+        raise CorruptFileError(f"{where}: the pages' level entries do not follow each other")
+    a, b = int(item_start[0]), int(item_end[-1])
+    spans = EntrySpans(np.array([a], np.int64), np.array([b - a], np.int64))
+    n_rows = sum(it[2].count for it in items)
+    entry_cuts = np.append(item_start - a, b - a)
     if not dec0.has_dict:
         return select_part(rep, defs, values_to_arrow(values, leaf.dtype, page0.where), spans, leaf, n_rows, where)
     part = select_part(rep, defs, dec0._indices(values, page0), spans, leaf, n_rows, where)
     # each page has its own dictionary: look its rows up in it
-    if not is_range:
-        row_cuts = np.concatenate([[0], np.cumsum(lens)])
-        entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
     if part.defs is None:  # every entry holds a value
         value_cuts = entry_cuts
-    elif not is_range:  # a take's few entries: counted at once
-        visible = part.defs <= leaf.max_visible
-        value_cuts = np.concatenate([[0], np.cumsum(visible)])[entry_cuts]
     else:
         visible = part.defs <= leaf.max_visible  # counted page by page: a cumsum of every entry costs 10x
         value_cuts = np.zeros(len(entry_cuts), np.int64)
         for k in range(len(items)):
             value_cuts[k + 1] = value_cuts[k] + np.count_nonzero(visible[entry_cuts[k] : entry_cuts[k + 1]])
-    idx = part.values.to_numpy(zero_copy_only=False)
-    if not is_range:  # a take: only the items its rows use are copied out of the dictionaries
-        looked_up = _look_up(items, idx, value_cuts, where)
-        if looked_up is not None:
-            part.values = looked_up
-            part.validated = True  # the items copied out were checked
-            return part
+    part.values = _resolve_loaded(items, part.values.to_numpy(zero_copy_only=False), value_cuts, entry_cuts,
+                                  part.defs)
+    part.validated = True  # gathered from the checked dictionaries
+    return part
+
+
+def _resolve(items: list, idx: np.ndarray, value_cuts, entry_cuts, defs, where) -> pa.Array:
+    """A take's dictionary indices ``idx`` (page k's: ``idx[value_cuts[k]:value_cuts[k + 1]]``)
+    as the pages' values: only the items used copied out of the dictionaries when it can be."""
+    looked_up = _look_up(items, idx, value_cuts, where)
+    if looked_up is not None:
+        return looked_up  # the items copied out were checked
+    return _resolve_loaded(items, idx, value_cuts, entry_cuts, defs)
+
+
+def _resolve_loaded(items: list, idx: np.ndarray, value_cuts, entry_cuts, defs) -> pa.Array:
+    """Dictionary indices as values, from the pages' loaded (and checked) dictionaries."""
     together = _load_dictionaries(items)
     if together is not None:  # every page's dictionary is a slice of one array: one take
         whole, firsts, sizes = together
         shifted = kernels.page_indices(idx, value_cuts, firsts, sizes) if len(sizes) == len(items) else None
         if shifted is not None:
-            part.values = take_array(whole, shifted)
-            part.validated = True  # gathered from the checked dictionaries
-            return part
+            return take_array(whole, shifted)
     pieces = []
     for k, (dec, page, _, _) in enumerate(items):
         a, b = int(value_cuts[k]), int(value_cuts[k + 1])
-        d = None if part.defs is None else part.defs[entry_cuts[k] : entry_cuts[k + 1]]
+        d = None if defs is None else defs[entry_cuts[k] : entry_cuts[k + 1]]
         pieces.append(dec._resolve_dictionary(page, idx[a:b], d))
-    part.values = concat_arrays(pieces, leaf.dtype)
-    part.validated = True  # gathered from the checked dictionaries
-    return part
+    return concat_arrays(pieces, items[0][0].leaf.dtype)
 
 
 def _prime(items: list) -> list:

@@ -1,0 +1,88 @@
+"""A take's rows out of several mini-block pages of one column, once their chunk table is known.
+
+:func:`take_rows` is the second half of a many-page take: which chunks hold the rows, one
+batch of requests for them, one decode, the rows' level entries and values cut out, and
+dictionary indices resolved. Both ways of getting there share it: the pages' decoders
+(:func:`.mini_block_many.take_pages`) and the column's page table arrays
+(:mod:`.mini_block_fast`, a fresh reader's take).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ChecksumError, CorruptFileError
+from ...io import read_spans
+from .. import kernels
+from .base import EntrySpans, PagePart, relocated, select_part, values_to_arrow
+
+__all__ = ["chunks_needed", "take_rows"]
+
+
+def chunks_needed(table, local_rows: np.ndarray, lens: np.ndarray, page_error) -> np.ndarray:
+    """Which chunks of ``table`` (a ``_ChunkTable``) hold the rows: item k's page-local rows are
+    the k-th stretch (``lens[k]`` long) of ``local_rows``. ``page_error(k, message)`` makes
+    the error naming item k's page."""
+    try:
+        return kernels.rep_index_chunks_many(table.ended, table.partial, table.chunk_bounds, local_rows,
+                                             np.concatenate([[0], np.cumsum(lens)]))
+    except ValueError as exc:
+        k, row = exc.args
+        c0, c1 = table.chunk_bounds[k], table.chunk_bounds[k + 1]
+        raise page_error(k, f"row {row} is past the {int(table.ended[c0:c1].sum())} rows of the page's "
+                            f"chunks") from None
+
+
+def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_error, resolve) -> PagePart:
+    """Sorted rows of the pages of ``table``: ``wanted[k]`` page k's page-local rows, ``row0[k]``
+    its first row in the column. ``dec0``/``page0``: the first page's decoder and data (the
+    chunks decode with its encoding: the pages share it but for counts). ``resolve(indices,
+    value_cuts, entry_cuts, defs)``: dictionary indices (page k's between ``value_cuts[k]``
+    and ``value_cuts[k + 1]``) as the values."""
+    leaf = dec0.leaf
+    n = len(wanted)
+    lens = np.fromiter((len(w) for w in wanted), np.int64, n)
+    local_rows = np.concatenate(wanted)
+    ids = np.flatnonzero(chunks_needed(table, local_rows, lens, page_error))
+    item = table.item_of[ids]
+    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
+    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
+    sizes, counts = table.sizes[ids], table.counts[ids]
+    first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
+    rows = local_rows + np.repeat(row0, lens)
+    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
+    data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
+    positions = None
+    if not leaf.max_rep:  # entries are values, one per row: known before decoding
+        chunk = np.searchsorted(first_row, rows, side="right") - 1
+        positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
+    try:
+        rep, defs, entries, values, taken = dec0._decode(page0, data, base, sizes, counts, positions)
+    except CorruptFileError as exc:
+        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+            raise
+        raise relocated(exc, page0, where) from None
+    if taken:  # the values and levels were cut to the rows already
+        starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
+    elif leaf.max_rep:
+        try:
+            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, brk, rows)
+        except ValueError as exc:
+            raise CorruptFileError(f"{where}: {exc}") from None
+    else:
+        starts, lengths = positions, np.ones(len(rows), np.int64)
+    spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
+    if not dec0.has_dict:
+        return select_part(rep, defs, values_to_arrow(values, leaf.dtype, page0.where), spans, leaf, len(rows), where)
+    part = select_part(rep, defs, dec0._indices(values, page0), spans, leaf, len(rows), where)
+    # each page has its own dictionary: its rows are looked up in it
+    row_cuts = np.concatenate([[0], np.cumsum(lens)])
+    entry_cuts = np.concatenate([[0], np.cumsum(lengths)])[row_cuts]
+    if part.defs is None:  # every entry holds a value
+        value_cuts = entry_cuts
+    else:  # a take's few entries: counted at once
+        visible = part.defs <= leaf.max_visible
+        value_cuts = np.concatenate([[0], np.cumsum(visible)])[entry_cuts]
+    part.values = resolve(part.values.to_numpy(zero_copy_only=False), value_cuts, entry_cuts, part.defs)
+    part.validated = True  # gathered from the checked dictionaries
+    return part

@@ -1,0 +1,285 @@
+"""A column's page table as arrays: one compiled pass over the ``ColumnMetadata`` bytes.
+
+Reading a page's buffers, row count and encoding through the protobuf objects costs ~2.4 us
+a page (a Python wrapper for every field); a take of a nested file touches 220 pages. The
+same facts come out of the serialized message at ~20 ns a page: :func:`page_table` walks the
+wire format of ``ColumnMetadata.pages`` once and returns, per page, its rows, priority,
+buffers (flat arrays) and where its encoding's bytes lie in the message.
+
+The protobuf parse of the message still runs first (it checks the wire format); this pass
+only reads what that parse accepted. A page is *simple* when its fields have the usual form:
+one ``Encoding`` holding one ``direct`` encoding, as many buffer offsets as sizes, at most
+64 buffers, every buffer inside the file. Any other page keeps the protobuf path, which says
+what is wrong with it; a message this pass cannot walk gives None and every page keeps it.
+
+Example::
+
+    >>> from lancefile._proto import file2_pb2
+    >>> page = file2_pb2.ColumnMetadata.Page(buffer_offsets=[0, 64], buffer_sizes=[10, 20], length=7)
+    >>> page.encoding.direct.encoding = b"xyz"
+    >>> raw = file2_pb2.ColumnMetadata(pages=[page]).SerializeToString()
+    >>> t = page_table(raw, 1, limit=100)
+    >>> t.lengths.tolist(), t.buffers(0), t.encoding(0)
+    ([7], [(0, 10), (64, 20)], b'xyz')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import _Kernel, _helper
+
+__all__ = ["PageTable", "page_table", "MAX_SIMPLE_BUFFERS"]
+
+# more buffers than this in a page: the protobuf path (which checks them with numpy)
+MAX_SIMPLE_BUFFERS = 64
+_U62 = 1 << 62
+
+
+@_helper
+def _varint(raw, pos, end):
+    """(value, position after it), or (0, -1) when no whole varint starts at ``pos``."""
+    value = np.uint64(0)
+    shift = 0
+    while pos < end and shift < 64:
+        b = raw[pos]
+        pos += 1
+        value |= np.uint64(b & 0x7F) << np.uint64(shift)
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    return np.uint64(0), -1
+
+
+@_helper
+def _skip(raw, pos, end, wire):
+    """The position after a field's value of wire type ``wire``; -1 when it cannot be skipped."""
+    if wire == 0:
+        _, pos = _varint(raw, pos, end)
+        return pos
+    if wire == 1:
+        return pos + 8 if pos + 8 <= end else -1
+    if wire == 5:
+        return pos + 4 if pos + 4 <= end else -1
+    if wire == 2:
+        n, pos = _varint(raw, pos, end)
+        if pos < 0 or n > np.uint64(end - pos):
+            return -1
+        return pos + np.int64(n)
+    return -1  # groups (3, 4) and unknown wire types
+
+
+@_helper
+def _direct_span(raw, pos, end):
+    """``Encoding`` at [pos, end): (lo, hi) of the one ``direct.encoding`` (field 2, then 1), or (-1, -1) when it
+    is not exactly one ``direct`` holding exactly one ``encoding`` and nothing else."""
+    lo = -1
+    hi = -1
+    seen = 0
+    while pos < end:
+        tag, pos = _varint(raw, pos, end)
+        if pos < 0:
+            return -1, -1
+        field = tag >> np.uint64(3)
+        wire = np.int64(tag & np.uint64(7))
+        if field != 2 or wire != 2:
+            return -1, -1  # indirect (1), none (3) or an unknown field: the protobuf path
+        n, pos = _varint(raw, pos, end)
+        if pos < 0 or n > np.uint64(end - pos):
+            return -1, -1
+        d_end = pos + np.int64(n)
+        seen += 1
+        inner = 0
+        while pos < d_end:  # DirectEncoding
+            tag, pos = _varint(raw, pos, d_end)
+            if pos < 0:
+                return -1, -1
+            if tag >> np.uint64(3) == 1 and tag & np.uint64(7) == 2:
+                m, pos = _varint(raw, pos, d_end)
+                if pos < 0 or m > np.uint64(d_end - pos):
+                    return -1, -1
+                lo = pos
+                hi = pos + np.int64(m)
+                pos = hi
+                inner += 1
+            else:
+                pos = _skip(raw, pos, d_end, np.int64(tag & np.uint64(7)))
+                if pos < 0:
+                    return -1, -1
+        if inner != 1:
+            return -1, -1
+    if seen != 1:
+        return -1, -1
+    return lo, hi
+
+
+@_Kernel
+def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simple, offs, sizes):
+    # Walks ColumnMetadata (field 2: repeated Page) and fills the per-page arrays; returns the
+    # number of pages seen, or -1 when the message cannot be walked (or has more pages than
+    # the arrays). Buffers of page p: offs/sizes[first[p] : first[p] + nbuf[p]].
+    end = raw.shape[0]
+    pos = 0
+    p = 0
+    n_pages = lengths.shape[0]
+    cap = offs.shape[0]
+    n_off = 0
+    while pos < end:
+        tag, pos = _varint(raw, pos, end)
+        if pos < 0:
+            return -1
+        wire = np.int64(tag & np.uint64(7))
+        if tag >> np.uint64(3) != 2 or wire != 2:
+            pos = _skip(raw, pos, end, wire)
+            if pos < 0:
+                return -1
+            continue
+        n, pos = _varint(raw, pos, end)
+        if pos < 0 or n > np.uint64(end - pos) or p >= n_pages:
+            return -1
+        p_end = pos + np.int64(n)
+        first[p] = n_off
+        n_size = n_off
+        lengths[p] = 0
+        prios[p] = 0
+        encodings = 0
+        lo = -1
+        hi = -1
+        ok = True
+        while pos < p_end:
+            tag, pos = _varint(raw, pos, p_end)
+            if pos < 0:
+                return -1
+            field = tag >> np.uint64(3)
+            wire = np.int64(tag & np.uint64(7))
+            if (field == 1 or field == 2) and (wire == 0 or wire == 2):
+                stop = p_end
+                if wire == 2:
+                    m, pos = _varint(raw, pos, p_end)
+                    if pos < 0 or m > np.uint64(p_end - pos):
+                        return -1
+                    stop = pos + np.int64(m)
+                while True:
+                    if wire == 2 and pos >= stop:
+                        break
+                    v, pos = _varint(raw, pos, stop)
+                    if pos < 0:
+                        return -1
+                    if field == 1:
+                        if n_off >= cap:
+                            return -1
+                        offs[n_off] = v
+                        n_off += 1
+                    else:
+                        if n_size >= cap:
+                            return -1
+                        sizes[n_size] = v
+                        n_size += 1
+                    if wire == 0:
+                        break
+            elif field == 3 and wire == 0:
+                v, pos = _varint(raw, pos, p_end)
+                if pos < 0:
+                    return -1
+                lengths[p] = np.int64(v) if v < np.uint64(_U62) else -1  # -1: the protobuf path's
+            elif field == 5 and wire == 0:
+                v, pos = _varint(raw, pos, p_end)
+                if pos < 0:
+                    return -1
+                prios[p] = np.int64(v) if v < np.uint64(_U62) else -1
+            elif field == 4 and wire == 2:
+                m, pos = _varint(raw, pos, p_end)
+                if pos < 0 or m > np.uint64(p_end - pos):
+                    return -1
+                e_end = pos + np.int64(m)
+                lo, hi = _direct_span(raw, pos, e_end)
+                encodings += 1
+                pos = e_end
+            else:
+                pos = _skip(raw, pos, p_end, wire)
+                if pos < 0:
+                    return -1
+        if pos != p_end:
+            return -1
+        count = n_off - first[p]
+        if (n_size - first[p] != count or count > MAX_SIMPLE_BUFFERS or encodings != 1 or lo < 0
+                or lengths[p] < 0 or prios[p] < 0):
+            ok = False
+        top = max(n_off, n_size)  # unequal lists (not simple): padded, so that pages stay back to back
+        for j in range(n_off, top):
+            offs[j] = 0
+        for j in range(n_size, top):
+            sizes[j] = 0
+        n_off = top
+        count = top - first[p]
+        if ok:
+            for j in range(first[p], first[p] + count):
+                a = offs[j]
+                s = sizes[j]
+                if a > np.uint64(limit) or s > np.uint64(limit) - a:
+                    ok = False
+                    break
+        nbuf[p] = count
+        enc_lo[p] = lo
+        enc_hi[p] = hi
+        simple[p] = ok
+        p += 1
+    return p
+
+
+class PageTable:
+    """Every page of one column, as arrays (see the module's description).
+
+    ``lengths``: rows per page (int64; -1 for a count of 2**62 or more, which only the
+    protobuf path gives). ``simple``: whether page ``i``'s buffers and
+    encoding below are the page's (else only its length is, and the protobuf path reads it).
+    ``first``/``nbuf``: page ``i``'s buffers are ``positions[first[i] : first[i] + nbuf[i]]``
+    and ``sizes[...]`` (int64, inside the file for simple pages; other pages' are not theirs).
+    """
+
+    __slots__ = ("raw", "lengths", "priorities", "first", "nbuf", "positions", "sizes", "simple", "_lo", "_hi",
+                 "_bufs")
+
+    def __init__(self, raw: bytes, lengths, priorities, first, nbuf, positions, sizes, simple, lo, hi) -> None:
+        self.raw = raw
+        self.lengths, self.priorities, self.first, self.nbuf = lengths, priorities, first, nbuf
+        self.positions, self.sizes, self.simple = positions, sizes, simple
+        self._lo, self._hi = lo.tolist(), hi.tolist()
+        self._bufs = None
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def encoding(self, i: int) -> bytes:
+        """Page ``i``'s ``direct.encoding`` bytes (a simple page's)."""
+        return self.raw[self._lo[i] : self._hi[i]]
+
+    def buffers(self, i: int) -> list[tuple[int, int]]:
+        """Page ``i``'s ``(position, size)`` pairs (a simple page's), as Python ints."""
+        got = self._bufs
+        if got is None:
+            got = self._bufs = (self.first.tolist(), self.nbuf.tolist(), self.positions.tolist(), self.sizes.tolist())
+        first, nbuf, pos, sizes = got
+        a = first[i]
+        b = a + nbuf[i]
+        return list(zip(pos[a:b], sizes[a:b]))
+
+
+def page_table(raw, n_pages: int, limit: int) -> PageTable | None:
+    """The page table of a serialized ``ColumnMetadata`` (``raw``) that protobuf parsed into
+    ``n_pages`` pages, buffers checked against ``limit`` (the file's size); None when the
+    message is not walked here (its pages then take the protobuf path)."""
+    raw = bytes(raw)
+    cols = np.empty((6, n_pages), np.int64)
+    lengths, prios, first, nbuf, lo, hi = cols
+    simple = np.empty(n_pages, np.bool_)
+    cap = len(raw) // 2 + 1  # a buffer takes an offset and a size of a byte or more
+    flat = np.empty((2, cap), np.uint64)
+    got = _k_page_table(np.frombuffer(raw, np.uint8), np.int64(limit), lengths, prios, first, nbuf, lo, hi, simple,
+                        flat[0], flat[1])
+    if got != n_pages:
+        return None
+    total = int(first[-1] + nbuf[-1]) if n_pages else 0
+    # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
+    positions, sizes = flat[:, :total].view(np.int64)
+    return PageTable(raw, lengths, prios, first, nbuf, positions, sizes, simple, lo, hi)

@@ -1,0 +1,138 @@
+"""The compiled page table (lancefile.format.pagetable) against protobuf's parse of the same bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lancefile
+from lancefile._proto import file2_pb2
+from lancefile.format.container import Pages, _page_info
+from lancefile.format.pagetable import MAX_SIMPLE_BUFFERS, page_table
+
+LIMIT = 1 << 20
+U64 = st.integers(0, (1 << 64) - 1)
+SMALL = st.integers(0, LIMIT)
+
+
+@st.composite
+def pages(draw):
+    n = draw(st.integers(0, 5))
+    offs = draw(st.lists(st.one_of(SMALL, U64), min_size=n, max_size=n))
+    sizes = draw(st.lists(st.one_of(SMALL, U64), min_size=n, max_size=n))
+    if draw(st.booleans()):  # now and then unequal lists
+        sizes = sizes[: draw(st.integers(0, n))] if draw(st.booleans()) else sizes + [draw(SMALL)]
+    page = file2_pb2.ColumnMetadata.Page(buffer_offsets=offs, buffer_sizes=sizes,
+                                         length=draw(st.one_of(SMALL, U64)), priority=draw(st.one_of(SMALL, U64)))
+    kind = draw(st.sampled_from(["direct", "direct", "direct", "indirect", "none", "missing", "empty-direct"]))
+    if kind == "direct":
+        page.encoding.direct.encoding = draw(st.binary(max_size=40))
+    elif kind == "empty-direct":
+        page.encoding.direct.SetInParent()
+    elif kind == "indirect":
+        page.encoding.indirect.buffer_location = 5
+    elif kind == "none":
+        page.encoding.none.SetInParent()
+    return page
+
+
+def _serialized(draw_pages, extra, unpacked):
+    meta = file2_pb2.ColumnMetadata(pages=draw_pages, buffer_offsets=[1, 2], buffer_sizes=[3, 4])
+    meta.encoding.direct.encoding = b"column"
+    raw = meta.SerializeToString()
+    if unpacked:  # the same page again, its repeated fields unpacked (a valid, rarer form)
+        raw += _unpacked_page(draw_pages[0]) if draw_pages else b""
+    return raw + extra
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _unpacked_page(page) -> bytes:
+    body = b"".join(b"\x08" + _varint(v) for v in page.buffer_offsets)
+    body += b"".join(b"\x10" + _varint(v) for v in page.buffer_sizes)
+    body += b"\x18" + _varint(page.length)
+    enc = page.encoding.SerializeToString()
+    body += b"\x22" + _varint(len(enc)) + enc
+    return b"\x12" + _varint(len(body)) + body
+
+
+def _expect_simple(p) -> bool:
+    offs, sizes = list(p.buffer_offsets), list(p.buffer_sizes)
+    # an empty direct encoding (no field on the wire) is left to protobuf too
+    return (p.encoding.WhichOneof("location") == "direct" and p.encoding.direct.encoding != b""
+            and len(offs) == len(sizes)
+            and len(offs) <= MAX_SIMPLE_BUFFERS and all(a + s <= LIMIT for a, s in zip(offs, sizes))
+            and p.length < 1 << 62 and p.priority < 1 << 62)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pages(), max_size=6), st.sampled_from([b"", b"\x2a\x03abc", b"\x30\x07", b"\x39" + b"\0" * 8]),
+       st.booleans())
+def test_matches_protobuf(draw_pages, extra, unpacked):
+    """Every simple page's facts are protobuf's; the pages the table calls simple are exactly
+    those of the usual form (one direct encoding, equal lists, buffers inside the file). Unknown
+    fields after the pages (here 5 and 6 and 7, of three wire types) are skipped."""
+    raw = _serialized(draw_pages, extra, unpacked)
+    meta = file2_pb2.ColumnMetadata.FromString(raw)
+    table = page_table(raw, len(meta.pages), LIMIT)
+    assert table is not None
+    assert len(table) == len(meta.pages)
+    for i, p in enumerate(meta.pages):
+        if p.length < 1 << 62:
+            assert table.lengths[i] == p.length
+        assert bool(table.simple[i]) == _expect_simple(p)
+        if table.simple[i]:
+            assert table.buffers(i) == list(zip(p.buffer_offsets, p.buffer_sizes))
+            assert table.encoding(i) == p.encoding.direct.encoding
+            assert table.priorities[i] == p.priority
+
+
+def test_merged_encoding_is_not_simple():
+    """A page whose Encoding field appears twice is merged by protobuf (the last oneof wins): the
+    table leaves it to protobuf rather than guess."""
+    a = file2_pb2.ColumnMetadata.Page(length=3)
+    a.encoding.direct.encoding = b"one"
+    body = a.SerializeToString()
+    enc = file2_pb2.Encoding()
+    enc.none.SetInParent()
+    body += b"\x22" + _varint(len(enc.SerializeToString())) + enc.SerializeToString()
+    raw = b"\x12" + _varint(len(body)) + body
+    meta = file2_pb2.ColumnMetadata.FromString(raw)
+    assert meta.pages[0].encoding.WhichOneof("location") == "none"
+    table = page_table(raw, 1, LIMIT)
+    assert table is not None and not table.simple[0] and table.lengths[0] == 3
+
+
+def test_truncated_or_miscounted_gives_none():
+    page = file2_pb2.ColumnMetadata.Page(buffer_offsets=[0], buffer_sizes=[4], length=9)
+    page.encoding.direct.encoding = b"e"
+    raw = file2_pb2.ColumnMetadata(pages=[page, page]).SerializeToString()
+    assert page_table(raw, 2, LIMIT) is not None
+    assert page_table(raw, 1, LIMIT) is None  # more pages than protobuf counted
+    assert page_table(raw, 3, LIMIT) is None  # fewer
+    assert page_table(raw[:-1], 2, LIMIT) is None  # cut inside the last page
+    assert page_table(raw + b"\x0b", 2, LIMIT) is None  # a group: not walked
+
+
+def test_pages_from_the_table_equal_protobufs(tmp_path):
+    """A multi-page column's PageInfo, built from the table, equals the protobuf path's."""
+    path = tmp_path / "t.lance"
+    t = pa.table({"a": pa.array(np.arange(300_000)), "s": pa.array([str(i) for i in range(300_000)])})
+    lancefile.write_table(t, path, max_page_bytes=64 << 10)
+    layout = lancefile.LanceFileReader(path)._layout
+    for c in range(layout.num_columns):
+        pages = layout.column(c).pages
+        assert isinstance(pages, Pages) and pages.table is not None and len(pages) > 3
+        assert all(pages.table.simple)
+        for i in range(len(pages)):
+            assert pages[i] == _page_info(pages._raw[i], pages._limit, "x", i)
