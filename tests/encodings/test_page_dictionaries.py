@@ -10,7 +10,7 @@ import pytest
 
 import lancefile
 from lancefile.encodings.compressive.variable import block_parts
-from lancefile.encodings.structural import mini_block_many
+from lancefile.encodings.structural import mini_block_dicts, mini_block_many
 from lancefile.errors import CorruptFileError
 from lancefile.fuzz import filemap
 from tests.conftest import reference_reader, reference_write, write_by
@@ -71,7 +71,7 @@ def test_takes_over_pages_with_different_dictionaries(tmp_path, monkeypatch, wri
         pages = reader._layout.column(col).pages
         assert len(pages) > 10
     one_by_one = []  # page-by-page block parsing: the fallback for a block out of the usual form
-    monkeypatch.setattr(mini_block_many, "block_parts", lambda *a: one_by_one.append(a) or block_parts(*a))
+    monkeypatch.setattr(mini_block_dicts, "block_parts", lambda *a: one_by_one.append(a) or block_parts(*a))
     for seed in range(3):
         rows = np.sort(np.random.default_rng(seed).choice(n, 200, replace=False))
         got = lancefile.LanceFileReader(p).take_rows(rows).to_table()

@@ -49,6 +49,9 @@ def _many_pages(tmp_path, lists, rng, n):
 
 @pytest.mark.parametrize("lists", [False, True])
 def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
+    """The decoders' way (a fresh reader's take is sent that way here: the page table's way is
+    tested in tests/encodings/test_fresh_takes.py)."""
+    from lancefile.encodings.structural import fields
     from lancefile.encodings.structural import mini_block_many as mbm
 
     rng = np.random.default_rng(4)
@@ -65,6 +68,7 @@ def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(mbm, "_ChunkTable", keep)
+        mp.setattr(fields, "take_fresh", lambda *a: None)
         got = lancefile.LanceFileReader(p).take_rows(idx).to_table()
     assert got.column("c").combine_chunks().equals(col.take(pa.array(idx)))
     assert tables and all(used for *_, used in tables)  # every table came from the parse, not gathered again
@@ -77,7 +81,9 @@ def test_a_fresh_takes_chunk_table_equals_the_gathered_one(tmp_path, lists):
 def test_pages_a_take_parsed_together_read_alone_later(tmp_path, lists):
     """A take over many pages parses their chunk metadata together and leaves each page its
     stretch of it, cut out only when that page is read alone (PendingChunks): later reads of
-    those pages on the same reader give the same rows."""
+    those pages on the same reader give the same rows. (The decoders' way: a fresh reader's
+    take, which goes the page table's way and leaves no state, is sent that way here.)"""
+    from lancefile.encodings.structural import fields
     from lancefile.encodings.structural import mini_block_many as mbm
 
     rng = np.random.default_rng(6)
@@ -85,7 +91,9 @@ def test_pages_a_take_parsed_together_read_alone_later(tmp_path, lists):
     col, p = _many_pages(tmp_path, lists, rng, n)
     reader = lancefile.LanceFileReader(p)
     idx = np.sort(rng.choice(n, 80, replace=False))
-    assert reader.take_rows(idx).to_table().column("c").combine_chunks().equals(col.take(pa.array(idx)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fields, "take_fresh", lambda *a: None)
+        assert reader.take_rows(idx).to_table().column("c").combine_chunks().equals(col.take(pa.array(idx)))
     cuts = []
     real = mbm.PendingChunks.cut
     with pytest.MonkeyPatch.context() as mp:

@@ -27,6 +27,7 @@ from ..columns import ColumnPages
 from ..registry import LAYOUT
 from ..selection import Selection
 from .base import Leaf, PagePart, Where
+from .mini_block_fast import take_fresh
 from .repdef import ITEM, LIST, unravel
 
 __all__ = ["PAGE_LAYOUT_URL", "assign_columns", "build_reader", "is_leaf", "read_together"]
@@ -108,17 +109,26 @@ class LeafColumn:
     def decoder(self, i: int):
         dec = self._decoders.get(i)
         if dec is None:
-            # a column's pages mostly share a handful of encodings: each is looked up once per
-            # reader here (keyed by its bytes alone), not hashed with the leaf for every page
             page = self.pages.info.pages[i]
-            template = self._templates.get(page.encoding)
-            if template is None:
-                template = self._templates[page.encoding] = page_template(page.encoding, self.leaf, page.length,
-                                                                          self.pages, i)
-            dec = self._decoders[i] = template.for_page(page.length, self.pages.where(i))
+            dec = self._decoders[i] = self.template(i, page.encoding).for_page(page.length, self.pages.where(i))
         return dec
 
+    def template(self, i: int, encoding: bytes):
+        """The checked decoder of page ``i``'s encoding (``encoding``: its bytes), which its own
+        decoder copies. A column's pages mostly share a handful of encodings: each is looked
+        up once per reader here (keyed by its bytes alone), not hashed with the leaf for every
+        page."""
+        template = self._templates.get(encoding)
+        if template is None:
+            template = self._templates[encoding] = page_template(encoding, self.leaf, self.pages.info.lengths[i],
+                                                                 self.pages, i)
+        return template
+
     def read(self, sel: Selection, cache: dict) -> PagePart:
+        if not sel.is_range and not self._decoders:  # a take on a fresh reader: from the page table
+            got = take_fresh(self, sel)
+            if got is not None:
+                return _concat_parts(got, self.leaf.dtype, sel.count)
         pieces = list(self.pages.split(sel, cache))
         if len(pieces) > 1:
             return self._take(pieces, sel, cache)

@@ -19,10 +19,10 @@ from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
 from ..arrowutil import concat_arrays, range_indices, take_array, validate_values
-from ..compressive._buffers import as_bytes, decompress_spans
+from ..compressive._buffers import as_bytes
 from ..compressive.values import Var
-from ..compressive.variable import block_parts, block_parts_many
 from .base import EntrySpans, PagePart, Where, pages_where, relocated, select_part, values_to_arrow
+from .mini_block_dicts import MAX_PAGE_ITEMS, dictionary_blocks, look_up
 from .mini_block_take import chunks_needed, take_rows
 
 __all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "PendingChunks", "read_columns",
@@ -36,7 +36,6 @@ KEEP_DICTIONARY_BYTES = 1 << 20
 # A chunk's value count is a power of two of at most 2**15 (4 bits of log2), the last chunk's
 # the remainder; neither can exceed the u16 level count of a chunk.
 MAX_CHUNK_VALUES = 1 << 16
-MAX_PAGE_ITEMS = 1 << 48
 # A repetition index entry (rows ended, unfinished row's entries) above this is damage.
 _HUGE_COUNT = 1 << 40
 
@@ -258,80 +257,32 @@ def _variable_dictionaries(todo: list):
 
 
 def _dictionary_blocks(pairs: list, gather: bool = True):
-    """The ``Variable`` dictionary blocks of the pages of ``pairs`` (``(decoder, page)``, one
-    encoding): ``(bytes, offsets, first offset of each block, where its items' bytes start,
-    items of each, bytes after that start)``, all blocks in one array (see
-    :func:`block_parts_many`), each block's first and last offsets checked against its
-    bytes. Compressed blocks are decompressed in one pass and their headers read with numpy;
-    others (or blocks out of the usual form) are read one by one. None when a dictionary is
-    something else or fails a check: a page's own load then says what is wrong.
-    ``gather=False``: ``offsets`` may be any array holding every block's offsets at
-    ``first[i]...`` (u32 words of the decompressed bytes: nothing copied), for lookups."""
+    """:func:`.mini_block_dicts.dictionary_blocks` of the pages of ``pairs`` (``(decoder, page)``,
+    one encoding), their dictionaries read through the pages; None when a dictionary is
+    something else or fails a check (a page's own load then says what is wrong)."""
     enc = pairs[0][0].msg.dictionary
-    kind = enc.WhichOneof("compression")
-    inner = enc.general.values if kind == "general" else enc
-    if inner.WhichOneof("compression") != "variable" or any(dec.msg.dictionary != enc for dec, *_ in pairs[1:]):
+    if any(dec.msg.dictionary != enc for dec, *_ in pairs[1:]):
         return None
     n = [int(dec.msg.num_dictionary_items) for dec, *_ in pairs]  # uint64 in the file
-    if max(n) > MAX_PAGE_ITEMS:
-        return None
-    n = np.asarray(n, np.int64)
     try:
         raws = [as_bytes(page.read(_DICT)) for _, page, *_ in pairs]
-        if kind == "general":
-            sizes = np.fromiter(map(len, raws), np.int64, len(raws))
-            out, ostarts, osizes = decompress_spans(enc.general.compression, np.concatenate(raws),
-                                                    np.cumsum(sizes) - sizes, sizes,
-                                                    pages_where(pairs[0][1], pairs[-1][1]))
-            parts = block_parts_many(inner.variable, out[: len(out) // 4 * 4], ostarts, osizes, n, gather)
-            if parts is None:  # not the usual form: page by page
-                raws = [out[a : a + z] for a, z in zip(ostarts.tolist(), osizes.tolist())]
-        if kind != "general" or parts is None:
-            one = [block_parts(inner.variable, raw, k, page.where) for (_, page, *_), raw, k in zip(pairs, raws, n)]
-            room = np.fromiter((len(body) for _, body in one), np.int64, len(one))
-            out = np.concatenate([body for _, body in one])
-            parts = (np.concatenate([off for off, _ in one]), np.cumsum(n + 1) - (n + 1), np.cumsum(room) - room)
-            ostarts, osizes = parts[2], room
     except CorruptFileError:
         return None
-    offs, first, body = parts
-    firsts, lasts = offs[first], offs[first + n]
-    room = ostarts + osizes - body
-    if np.any(firsts < 0) or np.any(lasts < firsts) or np.any(lasts > room):
-        return None
-    return out, offs, first, body, n, room
+    sizes = np.fromiter(map(len, raws), np.int64, len(raws))
+    return dictionary_blocks(enc, n, np.concatenate(raws), np.cumsum(sizes) - sizes, sizes,
+                             lambda: pages_where(pairs[0][1], pairs[-1][1]), lambda k: pairs[k][1].where, gather)
 
 
 def _look_up(items: list, idx: np.ndarray, value_cuts: np.ndarray, where: str):
     """A take's values from its pages' string dictionaries (``idx[value_cuts[k]:value_cuts[k +
-    1]]`` index page k's), without building the dictionaries: only the items used are
-    copied out of the pages' blocks (:func:`_dictionary_blocks`) and checked, a few hundred
-    bytes for a 100-row take instead of every page's whole dictionary. None when this does
-    not apply (loaded dictionaries, a dictionary-typed field, other dictionary encodings, an
-    index under a null outside its dictionary) or something fails a check: the general path
-    then says what is wrong."""
+    1]]`` index page k's): :func:`.mini_block_dicts.look_up` unless a page's dictionary is
+    loaded already. None when this does not apply or something fails a check: the general
+    path then says what is wrong."""
     dtype = items[0][0].leaf.dtype
     if pa.types.is_dictionary(dtype) or any(dec.loaded_dictionary(page) is not None for dec, page, *_ in items):
         return None
     blocks = _dictionary_blocks(items, gather=False)
-    if blocks is None:
-        return None
-    out, offs, first, body, n, room = blocks
-    at = kernels.page_indices(idx, value_cuts, first, n)  # each value's offset, page by page
-    if at is None:
-        return None
-    page = np.repeat(np.arange(len(items)), np.diff(value_cuts))
-    lo, hi = offs[at].astype(np.int64), offs[at + 1].astype(np.int64)
-    if np.any(lo < 0) or np.any(hi < lo) or np.any(hi > room[page]):
-        return None
-    lengths = hi - lo
-    offsets = np.zeros(len(at) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    values = values_to_arrow(Var(offsets, kernels.gather_bytes(out, body[page] + lo, lengths)), dtype, where)
-    try:
-        return validate_values(values, where)
-    except CorruptFileError:
-        return None
+    return None if blocks is None else look_up(dtype, blocks, idx, value_cuts, where)
 
 
 def read_columns(items: list) -> list[PagePart]:
@@ -494,20 +445,42 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
         data_at.append(ref.position)
         data_size.append(ref.size)
         rows.append(dec.rows)
-    if len(todo) < 2 or max(wanted) > MAX_PAGE_ITEMS:
+    if len(todo) < 2:
         return None
-    word = todo[0].word
-    num_items = np.array(wanted, np.int64)
-    nbytes = np.fromiter(map(len, metas), np.int64, len(metas))
+    got = chunk_words(todo[0].word, depth, todo[0].leaf.max_rep, np.concatenate(metas),
+                      np.fromiter(map(len, metas), np.int64, len(metas)), wanted, np.array(data_size, np.int64),
+                      np.array(rows, np.int64), np.concatenate(index) if depth else None,
+                      np.fromiter(map(len, index), np.int64, len(index)) if depth else None)
+    if got is None:
+        return None
+    ok, arrays, per = got
+    bounds = np.concatenate([[0], np.cumsum(per)]).tolist()
+    for dec, good, a, b in zip(todo, ok.tolist(), bounds, bounds[1:]):
+        if good:
+            dec._chunks = PendingChunks(arrays, a, b)
+    if len(todo) == len(items) and ok.all():
+        return (*arrays, per, np.array(data_at, np.int64), np.array(rows, np.int64))
+    return None
+
+
+def chunk_words(word: int, depth: int, max_rep: int, metas: np.ndarray, nbytes: np.ndarray, num_items: list,
+                data_size: np.ndarray, rows: np.ndarray, index: np.ndarray | None, index_sizes: np.ndarray | None):
+    """The chunk metadata (and repetition indexes) of several pages of one encoding, parsed and
+    checked at once: ``metas`` holds page k's ``nbytes[k]`` bytes of chunk words back to back,
+    ``index`` (at ``depth`` > 0) its ``index_sizes[k]`` bytes of repetition index;
+    ``num_items``, ``data_size``, ``rows``: each page's values, chunk buffer bytes and rows.
+    ``(ok, (offsets, sizes, counts, completed, partial), chunks per page)``, ``ok[k]`` telling
+    whether page k passed every check (a page that did not is left to its own parse, which
+    says what is wrong); None when the pages cannot be parsed together."""
+    if max(num_items) > MAX_PAGE_ITEMS:  # uint64 in the file: checked before numpy holds it
+        return None
+    num_items = np.array(num_items, np.int64)
     if np.any(nbytes % word):
         return None
     per = nbytes // word
-    offsets, sizes, counts = kernels.miniblock_chunk_words_many(np.concatenate(metas).view(f"<u{word}"), per,
-                                                                num_items)
+    offsets, sizes, counts = kernels.miniblock_chunk_words_many(metas.view(f"<u{word}"), per, num_items)
     ends = np.cumsum(per)
     last = ends - 1
-    data_size = np.array(data_size, np.int64)
-    rows = np.array(rows, np.int64)
     ok = (per > 0) | (num_items == 0)
     has = per > 0
     ok[has] &= (counts[last[has]] >= 0) & (counts[last[has]] <= MAX_CHUNK_VALUES)
@@ -515,10 +488,12 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
     completed = partial = None
     if depth:  # the repetition index: per chunk [rows ended, unfinished row's entries, ...]
         stride = depth + 1
-        ok &= np.fromiter(map(len, index), np.int64, len(index)) == 8 * stride * per
+        ok &= index_sizes == 8 * stride * per
         if not ok.all():
-            index = [x if good else np.zeros(8 * stride * n, np.uint8) for x, good, n in zip(index, ok, per.tolist())]
-        table = np.concatenate(index).view("<u8").reshape(-1, stride)
+            parts = np.split(index, np.cumsum(index_sizes)[:-1])
+            index = np.concatenate([x if good else np.zeros(8 * stride * n, np.uint8)
+                                    for x, good, n in zip(parts, ok, per.tolist())])
+        table = index.view("<u8").reshape(-1, stride)
         completed = table[:, 0].astype(np.int64)
         partial = table[:, 1].astype(np.int64)
         cut = np.concatenate([[0], ends])
@@ -528,18 +503,11 @@ def _parse_chunk_words(items: list, fetched: list) -> tuple | None:
         if big.any():  # a page with an absurd count is left to its own parse, which says what is wrong
             huge = np.concatenate([[0], np.cumsum(big)])
             ok &= huge[cut[1:]] == huge[cut[:-1]]
-    elif not todo[0].leaf.max_rep:
+    elif not max_rep:
         ok &= num_items == rows  # no lists: a value a row
     else:
         return None  # lists without a repetition index: rows are found page by page
-    bounds = np.concatenate([[0], ends]).tolist()
-    arrays = (offsets, sizes, counts, completed, partial)
-    for dec, good, a, b in zip(todo, ok.tolist(), bounds, bounds[1:]):
-        if good:
-            dec._chunks = PendingChunks(arrays, a, b)
-    if len(todo) == len(items) and ok.all():
-        return offsets, sizes, counts, completed, partial, per, np.array(data_at, np.int64), rows
-    return None
+    return ok, (offsets, sizes, counts, completed, partial), per
 
 
 def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
