@@ -60,12 +60,12 @@ EXPLANATIONS = {
     ),
     "take": (
         "A 100-row take touches most pages of every column (12-15 pages a column here, 155 on the nested "
-        "table's list columns). Per page lancefile builds the page's metadata and decoder (a few us of "
-        "Python); the pages' chunk metadata, repetition indexes and dictionaries then come in one batch of "
-        "requests (planned and issued by compiled loops), their chunks in another, and each column's chunks "
-        "are decoded in one pass: a few dozen numpy calls a column, whatever its pages. All told ~40 us a "
-        "page on the nested table (8.8 ms / 220 pages after a collection, 2026-11-28: ~1 ms of it 709 reads), "
-        "pylance's ~33; the rest is per-page Python that needs the page table as arrays. The measurement uses a freshly "
+        "table's list columns). A fresh reader's take of mini-block pages works from the column's page table, "
+        "parsed into arrays by one compiled pass over the column's metadata (lancefile/format/pagetable.py, "
+        "since 2026-11-28): no decoder or page object a page; the touched pages' chunk metadata, repetition "
+        "indexes and dictionaries come in one batch of requests and are checked as arrays, the chunks in "
+        "another, and each run of pages of one encoding is decoded in one pass (the take of pylance's nested "
+        "file: 7.5 -> 5.7 ms in alternating runs). The measurement uses a freshly "
         "opened reader each time and 7 repetitions; a process's first two takes of the nested file also "
         "load compiled kernels for new argument types (~20 ms each). Each take is timed after a full "
         "garbage collection, which leaves the CPU caches cold: that costs lancefile's Python-side work more "

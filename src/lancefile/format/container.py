@@ -174,13 +174,26 @@ class Pages(Sequence):
     (155 pages a column). Row counts and stored bytes of all pages are known at once.
     """
 
-    def __init__(self, raw, limit: int, where: str, table: PageTable | None = None) -> None:
+    def __init__(self, raw, limit: int, where: str, message: bytes = b"") -> None:
         self._raw = raw  # the protobuf pages (repeated Page)
         self._made: list = [None] * len(raw)
         self._limit, self._where = limit, where
-        self.table = table  # the same pages as arrays (None: the message was not walked)
-        self._simple = None if table is None else table.simple.tolist()
-        self._facts = None if table is None else (table.lengths.tolist(), table.priorities.tolist())
+        self._message = message  # the serialized ColumnMetadata, for the page table
+        self._table: PageTable | None | bool = False  # not built yet
+        self._simple = self._facts = None
+
+    @property
+    def table(self) -> PageTable | None:
+        """The same pages as arrays (:mod:`.pagetable`), built when first asked for (a take of
+        many pages asks; a column read page by page, or of one page, does not need it): None
+        when the message is not walked there."""
+        got = self._table
+        if got is False:
+            got = self._table = page_table(self._message, len(self._raw), self._limit) if self._message else None
+            if got is not None:
+                self._facts = (got.lengths.tolist(), got.priorities.tolist())
+                self._simple = got.simple.tolist()
+        return got
 
     def __len__(self) -> int:
         return len(self._made)
@@ -462,11 +475,7 @@ class FileLayout:
             raise CorruptFileError(f"{where}: column metadata is not a valid protobuf ({exc})") from None
         limit = self.file_size
         raw_pages = meta.pages
-        table = page_table(data, len(raw_pages), limit)
-        if table is not None and not np.any(table.lengths < 0):
-            lengths = tuple(table.lengths.tolist())
-        else:
-            lengths = tuple(p.length for p in raw_pages)
+        lengths = tuple(p.length for p in raw_pages)
         if sum(lengths) > MAX_ROWS:
             p_i = next(i for i, t in enumerate(accumulate(lengths)) if t > MAX_ROWS)
             raise CorruptFileError(f"{where} page {p_i}: a length of {lengths[p_i]} rows takes the column past "
@@ -475,7 +484,7 @@ class FileLayout:
         return ColumnInfo(
             index=index,
             encoding=col_enc,
-            pages=Pages(raw_pages, limit, where, table),
+            pages=Pages(raw_pages, limit, where, data),
             buffers=_check_buffers(meta.buffer_offsets, meta.buffer_sizes, limit, where),
             lengths=lengths,
         )

@@ -22,10 +22,12 @@ import pyarrow as pa
 from ...errors import CorruptFileError
 from ...io import read_spans
 from .. import kernels
+from ..arrowutil import take_array, validate_values
+from ..compressive import decode_block
 from ..page import PageData
-from .base import PagePart, Where
+from .base import PagePart, Where, values_to_arrow
 from .mini_block import MiniBlockPage
-from .mini_block_dicts import dictionary_blocks, look_up
+from .mini_block_dicts import MAX_PAGE_ITEMS, dictionary_blocks, look_up
 from .mini_block_many import _ChunkTable, chunk_words
 from .mini_block_take import take_rows
 
@@ -48,14 +50,14 @@ def take_fresh(column, sel) -> list[PagePart] | None:
     of neighbouring pages of one encoding (but for counts), in order. None when the take is to
     go through the pages' decoders."""
     pages = column.pages
-    table = getattr(pages.info.pages, "table", None)
-    if table is None or sel.count < 2 or sel.stop > pages.num_rows:
+    if sel.count < 2 or sel.stop > pages.num_rows or sel.stop <= pages.bounds[1]:  # one page: its decoder reads it
         return None
     idx = sel.indices
     starts = pages.starts
     page_of = np.searchsorted(starts, idx, side="right") - 1
     cut = np.flatnonzero(page_of[1:] != page_of[:-1]) + 1
-    if not len(cut):
+    table = getattr(pages.info.pages, "table", None)  # built now, when first needed
+    if not len(cut) or table is None:
         return None
     touched = page_of[np.concatenate([[0], cut])]
     if not table.simple[touched].all():
@@ -134,12 +136,34 @@ def _take_run(column, tmpls, plist, wanted, first, nbuf, rows, row0, buf, meta_a
     if t0.has_dict:
 
         def resolve(indices, value_cuts, entry_cuts, defs):
-            blocks = dictionary_blocks(t0.msg.dictionary, [t.msg.num_dictionary_items for t in tmpls], buf, dict_at,
-                                       size[first + _DICT], lambda: str(where), lambda k: pages.where(plist[k]),
-                                       gather=False)
-            values = None if blocks is None else look_up(column.leaf.dtype, blocks, indices, value_cuts, where)
+            counts = [t.msg.num_dictionary_items for t in tmpls]
+            dict_sizes = size[first + _DICT]
+            blocks = dictionary_blocks(t0.msg.dictionary, counts, buf, dict_at, dict_sizes, lambda: str(where),
+                                       lambda k: pages.where(plist[k]), gather=False)
+            if blocks is not None:  # strings: only the items used are copied out
+                values = look_up(column.leaf.dtype, blocks, indices, value_cuts, where)
+            else:  # fixed-width items (or blocks out of the usual form): every page's decoded
+                values = _fixed_look_up(column.leaf.dtype, t0.msg.dictionary, counts, buf, dict_at, dict_sizes,
+                                        indices, value_cuts, lambda k: pages.where(plist[k]))
             if values is None:
                 raise _Fallback("a dictionary the pages' own loads must read")
             return values
 
     return take_rows(dec0, page0, chunks, row0, wanted, where, _fallback, resolve)
+
+
+def _fixed_look_up(dtype, enc, counts, buf, dict_at, dict_sizes, indices, value_cuts, page_where):
+    """Dictionary indices as values when the pages' dictionaries are not string blocks (an
+    integer column's): each page's dictionary decoded and checked, all laid end to end, one
+    take. None when an index lies outside its page's dictionary (garbage under a null, or
+    damage: the decoders' way tells which)."""
+    if max(counts) > MAX_PAGE_ITEMS:
+        return None
+    dicts = []
+    for k, (a, z, n) in enumerate(zip(dict_at.tolist(), dict_sizes.tolist(), counts)):
+        where = page_where(k)
+        items = values_to_arrow(decode_block(enc, buf[a : a + z], int(n), where), dtype, where)
+        dicts.append(validate_values(items, f"{where}: dictionary"))
+    sizes = np.fromiter(map(len, dicts), np.int64, len(dicts))
+    at = kernels.page_indices(indices, value_cuts, np.cumsum(sizes) - sizes, sizes)
+    return None if at is None else take_array(pa.concat_arrays(dicts), at)
