@@ -146,3 +146,30 @@ def test_a_damaged_page_gets_the_decoders_error(tmp_path, monkeypatch, buffer):
     assert str(fast.value) == str(slow.value)
     assert f"column {column} page" in str(fast.value)
     assert False in used  # the fast way gave the column up
+
+
+def test_a_repetition_index_off_by_one_row_is_refused(tmp_path, monkeypatch):
+    """A repetition index whose chunks end one row more than the page holds: every byte still
+    parses, so only the check of the counts against the page's rows catches it (the fast way
+    must not decode with it: the rows would shift). The decoders' way names the page."""
+    import struct
+
+    t = _table(7)
+    p = tmp_path / "forged.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024, checksums=False)
+    pages = lancefile.LanceFileReader(p)._layout.column(2).pages  # items.x: lists, a repetition index
+    page = len(pages) // 2
+    ref = pages[page].buffers[-1]
+    raw = bytearray(p.read_bytes())
+    (ended,) = struct.unpack_from("<Q", raw, ref.position)
+    struct.pack_into("<Q", raw, ref.position, ended + 1)
+    p.write_bytes(bytes(raw))
+    rows = np.arange(0, N, 37)
+    with pytest.raises(CorruptFileError) as slow:
+        _decoders_way(p, rows)
+    used = _counted(monkeypatch)
+    with pytest.raises(CorruptFileError) as fast:
+        lancefile.LanceFileReader(p).take_rows(rows).to_table()
+    assert str(fast.value) == str(slow.value)
+    assert f"column 2 page {page}" in str(fast.value)
+    assert used[2] is False
