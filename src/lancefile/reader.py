@@ -387,7 +387,8 @@ class LanceFileReader:
         more = ", ..." if len(cols) > 4 else ""
         return f"{self.path}: field {f.name!r} ({', '.join(where)}{more}), rows [{lo}, {hi})"
 
-    def _range_batches(self, start: int, stop: int, batch_size: int):
+    def _range_batches(self, start: int, stop: int, batch_size: int, grouped: bool = False):
+        """Batches of rows [start, stop), or (``grouped``) lists of them, one a decoded chunk."""
         self._field_readers  # built (and the columns checked against the file) even for no rows
         cache: dict = {}
         row_bytes, floor, target = self._chunk_plan()
@@ -427,8 +428,12 @@ class LanceFileReader:
                     row_bytes = max(floor, batch.nbytes / len(batch))
                 first = False
                 n = len(batch)
-                for off in range(0, n, batch_size):
-                    yield batch.slice(off, batch_size)
+                if grouped:
+                    if n:
+                        yield [batch.slice(off, batch_size) for off in range(0, n, batch_size)]
+                else:
+                    for off in range(0, n, batch_size):
+                        yield batch.slice(off, batch_size)
                 batch = None  # only the caller's slices keep this chunk alive while the next is read
         finally:
             if pending is not None and pending.tasks is not None:
@@ -479,7 +484,7 @@ class LanceFileReader:
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
             return ReaderResults(lambda: filtered_batches(self, expr, 0, self._num_rows, bs), self.schema, ahead)
-        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs), self.schema, ahead)
+        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs, True), self.schema, ahead, True)
 
     def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE,
                    batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
@@ -492,7 +497,8 @@ class LanceFileReader:
             raise InvalidInputError(
                 f"{self.path}: range [{start}, {start + num_rows}) is outside the file's {self._num_rows} rows"
             )
-        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs), self.schema, ahead)
+        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs, True), self.schema, ahead,
+                             True)
 
     def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE,
                   batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:

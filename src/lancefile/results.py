@@ -80,16 +80,19 @@ class ReaderResults:
         [1, 2, 3]
     """
 
-    def __init__(self, make_batches, schema: pa.Schema, batch_readahead: int = 0) -> None:
-        self._make = make_batches
+    def __init__(self, make_batches, schema: pa.Schema, batch_readahead: int = 0, grouped: bool = False) -> None:
+        self._make = make_batches  # batches, or (grouped) lists of batches: a decoded chunk's
         self.schema = schema
         self._readahead = batch_readahead
+        self._grouped = grouped
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return readahead(self._make, self._readahead)
+        return readahead(self._make, self._readahead, self._grouped)
 
     def to_batches(self) -> list[pa.RecordBatch]:
         """Every batch of the result, read now."""
+        if self._grouped:
+            return [b for group in self._make() for b in group]
         return list(self._make())
 
     def to_table(self) -> pa.Table:
