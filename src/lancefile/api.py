@@ -58,7 +58,8 @@ def iter_batches(source, columns: Sequence[str] | None = None, *, batch_size: in
     """Stream a Lance file as record batches of at most ``batch_size`` rows.
 
     Arguments as :func:`read_table` (``columns`` second, the rest keyword-only);
-    ``batch_readahead`` batches are decoded ahead of the consumer on a background thread (0: none).
+    with ``batch_readahead`` > 0 (0: none) the next batches are decoded ahead of the consumer on a
+    background thread (a scan's a decoded chunk at a time, a take's up to that many batches).
 
     Example::
 

@@ -1,7 +1,8 @@
 """Batches decoded ahead of the consumer: ``batch_readahead``.
 
 :func:`readahead` runs a batch generator on a background thread and hands its batches over
-through a queue of at most ``depth`` batches, so reading and decoding the next batches (their
+through a queue of at most ``depth`` batches (or, for a scan, of one decoded chunk's batches
+at a time), so reading and decoding the next batches (their
 requests to an object store above all) overlap with whatever the consumer does with the
 current one. ``depth=0`` runs the generator in the caller's thread. The generator is closed,
 and the thread ended, when the consumer stops early; an error in the generator is raised to

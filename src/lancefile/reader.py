@@ -475,7 +475,8 @@ class LanceFileReader:
         ``(column, op, value)`` tuples or SQL text (``"x > 5 OR s IS NULL"``, as pylance
         reads it: :mod:`lancefile.sqlfilter`); it may name columns that are not projected. Zones
         whose statistics rule the filter out are not read; the rows read are filtered exactly.
-        ``batch_readahead``: batches decoded ahead while the results are iterated (0: none).
+        ``batch_readahead``: decode ahead while the results are iterated (0: none; a scan reads a
+        decoded chunk ahead, a filtered read up to that many batches).
         """
         self._check_open()
         bs = self._check_batch_size(batch_size)

@@ -66,8 +66,9 @@ class ReaderResults:
     """The result of a read: iterate it for record batches, or collect it.
 
     Nothing is read until it is iterated or collected. Iterating it (and ``to_reader()``,
-    ``__arrow_c_stream__``) decodes up to ``batch_readahead`` batches ahead of the consumer on
-    a background thread (:mod:`lancefile.readahead`). It implements the Arrow PyCapsule
+    ``__arrow_c_stream__``) decodes ahead of the consumer on a background thread when
+    ``batch_readahead`` > 0 (:mod:`lancefile.readahead`): a scan's next decoded chunk (its batches
+    handed over together), a filtered read's or a take's up to ``batch_readahead`` batches. It implements the Arrow PyCapsule
     stream protocol (``__arrow_c_stream__``), so ``pa.table(results)``, DuckDB and Polars
     consume it directly.
 
