@@ -1,8 +1,8 @@
 """Batches decoded ahead of the consumer: ``batch_readahead``.
 
 :func:`readahead` runs a batch generator on a background thread and hands its batches over
-through a queue of at most ``depth`` batches (or, for a scan, of one decoded chunk's batches
-at a time), so reading and decoding the next batches (their
+through a queue of at most ``depth`` batches (a scan's small batches in lists of ~64K rows),
+so reading and decoding the next batches (their
 requests to an object store above all) overlap with whatever the consumer does with the
 current one. ``depth=0`` runs the generator in the caller's thread. The generator is closed,
 and the thread ended, when the consumer stops early; an error in the generator is raised to
@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from .errors import InvalidInputError
 
-__all__ = ["readahead", "DEFAULT_BATCH_READAHEAD"]
+__all__ = ["readahead", "DEFAULT_BATCH_READAHEAD", "GROUP_ROWS", "group_batches", "grouped_depth"]
 
 T = TypeVar("T")
 
@@ -32,6 +32,21 @@ DEFAULT_BATCH_READAHEAD = 16
 _POLL = 0.05
 
 _BATCH, _END, _ERROR = 0, 1, 2
+
+
+# A scan hands its batches over in lists of about this many rows (whole batches, one at least):
+# small batches go over together, large ones one by one as before.
+GROUP_ROWS = 1 << 16
+
+
+def group_batches(batch_size: int) -> int:
+    """How many batches of ``batch_size`` rows a scan hands over together."""
+    return max(1, GROUP_ROWS // batch_size)
+
+
+def grouped_depth(depth: int, batch_size: int) -> int:
+    """The lists a scan may have waiting for ``depth`` batches of read-ahead (0: none; one at least)."""
+    return 0 if depth <= 0 else max(1, depth // group_batches(batch_size))
 
 
 def check_readahead(depth) -> int:
@@ -46,11 +61,12 @@ def readahead(make: Callable[[], Iterable], depth: int, grouped: bool = False) -
     The first two items are made in the caller's thread (a read of one batch, as most takes
     are, starts no thread); the items after them are read ahead on the thread.
 
-    ``grouped``: ``make()`` yields lists of items (a scan's decoded chunk, cut into batches),
-    which are handed over a list at a time (at most one list waiting): a scan of small
-    batches then pays one hand-over between threads a chunk, not one a batch (~17 us each:
-    a 400,000-row scan at batch size 1024 spent 27 ms on them). The items come out one by
-    one either way; the first two still from the caller's thread."""
+    ``grouped``: ``make()`` yields lists of items (a scan's batches, ~:data:`GROUP_ROWS` rows
+    of one decoded chunk), handed over a list at a time, at most ``depth`` lists waiting (see
+    :func:`grouped_depth`): a scan of small batches then pays one hand-over between threads
+    a list, not one a batch (~17 us each: a 400,000-row scan at batch size 1024 spent 27 ms on
+    them). The items come out one by one either way; the first two still from the caller's
+    thread."""
     if depth <= 0:
         if not grouped:
             yield from make()
@@ -85,7 +101,7 @@ def readahead(make: Callable[[], Iterable], depth: int, grouped: bool = False) -
             if made == 2:
                 rest = list(items)
                 break
-    q: queue.Queue = queue.Queue(maxsize=1 if grouped else depth)
+    q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
     def put(item) -> bool:

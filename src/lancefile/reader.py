@@ -42,7 +42,7 @@ from .predicate import check_filter, to_expression
 from .prefetch import prefetch_pages
 from .projection import kept
 from .projection import resolve as resolve_projection
-from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead
+from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, group_batches, grouped_depth
 from .results import ColumnMetadata, FileMetadata, PageMetadata, ReaderResults
 from .file_statistics import FileStatistics
 
@@ -388,7 +388,8 @@ class LanceFileReader:
         return f"{self.path}: field {f.name!r} ({', '.join(where)}{more}), rows [{lo}, {hi})"
 
     def _range_batches(self, start: int, stop: int, batch_size: int, grouped: bool = False):
-        """Batches of rows [start, stop), or (``grouped``) lists of them, one a decoded chunk."""
+        """Batches of rows [start, stop), or (``grouped``) lists of up to ``group_batches(batch_size)``
+        of them, each list from one decoded chunk."""
         self._field_readers  # built (and the columns checked against the file) even for no rows
         cache: dict = {}
         row_bytes, floor, target = self._chunk_plan()
@@ -428,9 +429,10 @@ class LanceFileReader:
                     row_bytes = max(floor, batch.nbytes / len(batch))
                 first = False
                 n = len(batch)
-                if grouped:
-                    if n:
-                        yield [batch.slice(off, batch_size) for off in range(0, n, batch_size)]
+                if grouped:  # lists of up to group_batches(batch_size) batches
+                    k = group_batches(batch_size) * batch_size
+                    for at in range(0, n, k):
+                        yield [batch.slice(off, batch_size) for off in range(at, min(at + k, n), batch_size)]
                 else:
                     for off in range(0, n, batch_size):
                         yield batch.slice(off, batch_size)
@@ -485,7 +487,8 @@ class LanceFileReader:
         if expr is not None:
             check_filter(expr, self._full_schema, self.path)
             return ReaderResults(lambda: filtered_batches(self, expr, 0, self._num_rows, bs), self.schema, ahead)
-        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs, True), self.schema, ahead, True)
+        return ReaderResults(lambda: self._range_batches(0, self._num_rows, bs, True), self.schema,
+                             grouped_depth(ahead, bs), True)
 
     def read_range(self, start: int, num_rows: int, *, batch_size: int = DEFAULT_BATCH_SIZE,
                    batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
@@ -498,8 +501,8 @@ class LanceFileReader:
             raise InvalidInputError(
                 f"{self.path}: range [{start}, {start + num_rows}) is outside the file's {self._num_rows} rows"
             )
-        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs, True), self.schema, ahead,
-                             True)
+        return ReaderResults(lambda: self._range_batches(start, start + num_rows, bs, True), self.schema,
+                             grouped_depth(ahead, bs), True)
 
     def take_rows(self, indices, *, batch_size: int = DEFAULT_BATCH_SIZE,
                   batch_readahead: int = DEFAULT_BATCH_READAHEAD) -> ReaderResults:
