@@ -23,7 +23,7 @@ from ..compressive._buffers import as_bytes
 from ..compressive.values import Var
 from .base import EntrySpans, PagePart, Where, pages_where, relocated, select_part, values_to_arrow
 from .mini_block_dicts import MAX_PAGE_ITEMS, dictionary_blocks, look_up
-from .mini_block_take import chunks_needed, take_rows
+from .mini_block_take import chunks_needed, decode_chunks, take_rows
 
 __all__ = ["KEEP_DICTIONARY_BYTES", "MAX_CHUNK_VALUES", "MAX_PAGE_ITEMS", "PendingChunks", "read_columns",
            "take_pages"]
@@ -76,26 +76,13 @@ def _range_pages(items: list, dec0, page0, table: _ChunkTable, row0: np.ndarray,
     first_of = np.searchsorted(item, np.arange(n))  # every chunk from each page's first needed one to its last
     last_of = np.searchsorted(item, np.arange(n), side="right") - 1
     ids = range_indices(ids[first_of], ids[last_of] - ids[first_of] + 1)
-    item = table.item_of[ids]
-    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
-    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
-    sizes, counts = table.sizes[ids], table.counts[ids]
-    first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
-    rows = local_rows + np.repeat(row0, lens)
-    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
-    data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
-    try:
-        rep, defs, entries, values, _ = dec0._decode(page0, data, base, sizes, counts)
-    except CorruptFileError as exc:
-        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
-            raise
-        raise relocated(exc, page0, where) from None
+    got = decode_chunks(dec0, page0, table, ids, row0, local_rows, lens, where, take=False)
+    rep, defs, entries, values = got.rep, got.defs, got.entries, got.values
     if leaf.max_rep:
-        starts, lengths = _range_spans(items, rep, entries, first_row, np.split(brk, np.cumsum(
-            np.bincount(item, minlength=n))[:-1]), [w + r for w, r in zip(wanted, row0.tolist())], where)
+        starts, lengths = _range_spans(items, rep, entries, got.first_row, np.split(got.brk, np.cumsum(
+            np.bincount(got.item, minlength=n))[:-1]), [w + r for w, r in zip(wanted, row0.tolist())], where)
     else:  # entries are values, one per row
-        chunk = np.searchsorted(first_row, rows, side="right") - 1
-        starts, lengths = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk], np.ones(len(rows), np.int64)
+        starts, lengths = got.positions, np.ones(len(got.rows), np.int64)
     spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
     # one run of entries, from the first page's first row to the last's last
     per_item = np.concatenate([[0], np.cumsum(lens)])

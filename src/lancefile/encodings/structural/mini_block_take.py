@@ -9,6 +9,8 @@ dictionary indices resolved. Both ways of getting there share it: the pages' dec
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...errors import ChecksumError, CorruptFileError
@@ -16,7 +18,24 @@ from ...io import read_spans
 from .. import kernels
 from .base import EntrySpans, PagePart, relocated, select_part, values_to_arrow
 
-__all__ = ["chunks_needed", "take_rows"]
+__all__ = ["Decoded", "chunks_needed", "decode_chunks", "take_rows"]
+
+
+class Decoded(NamedTuple):
+    """What :func:`decode_chunks` gives: per chunk its page (``item``), whether it starts a run
+    of neighbouring chunks of one page (``brk``) and its first row (from the column's start); per wanted row its row in the column and, without lists, its entry (``positions``);
+    the decoded levels, entries per chunk and values; whether they were cut to the rows."""
+
+    item: np.ndarray
+    brk: np.ndarray
+    first_row: np.ndarray
+    rows: np.ndarray
+    positions: np.ndarray | None
+    rep: np.ndarray | None
+    defs: np.ndarray | None
+    entries: np.ndarray
+    values: object
+    taken: bool
 
 
 def chunks_needed(table, local_rows: np.ndarray, lens: np.ndarray, page_error) -> np.ndarray:
@@ -33,6 +52,34 @@ def chunks_needed(table, local_rows: np.ndarray, lens: np.ndarray, page_error) -
                             f"chunks") from None
 
 
+def decode_chunks(dec0, page0, table, ids, row0: np.ndarray, local_rows: np.ndarray, lens: np.ndarray, where,
+                  take: bool) -> Decoded:
+    """Chunks ``ids`` of ``table`` fetched (neighbours in one request) and decoded in one pass
+    with the first page's decoder: item k's page-local rows are the k-th stretch (``lens[k]``
+    long) of ``local_rows``, its first row in the column ``row0[k]``. ``take``: only the rows'
+    values are wanted (a take), which the decoder may cut out at once."""
+    item = table.item_of[ids]
+    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
+    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
+    sizes, counts = table.sizes[ids], table.counts[ids]
+    first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
+    rows = local_rows + np.repeat(row0, lens)
+    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
+    data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
+    positions = None
+    if not dec0.leaf.max_rep:  # entries are values, one per row: known before decoding
+        chunk = np.searchsorted(first_row, rows, side="right") - 1
+        positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
+    try:
+        rep, defs, entries, values, taken = dec0._decode(page0, data, base, sizes, counts,
+                                                         positions if take else None)
+    except CorruptFileError as exc:
+        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
+            raise
+        raise relocated(exc, page0, where) from None
+    return Decoded(item, brk, first_row, rows, positions, rep, defs, entries, values, taken)
+
+
 def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_error, resolve) -> PagePart:
     """Sorted rows of the pages of ``table``: ``wanted[k]`` page k's page-local rows, ``row0[k]``
     its first row in the column. ``dec0``/``page0``: the first page's decoder and data (the
@@ -44,29 +91,13 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
     lens = np.fromiter((len(w) for w in wanted), np.int64, n)
     local_rows = np.concatenate(wanted)
     ids = np.flatnonzero(chunks_needed(table, local_rows, lens, page_error))
-    item = table.item_of[ids]
-    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
-    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
-    sizes, counts = table.sizes[ids], table.counts[ids]
-    first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
-    rows = local_rows + np.repeat(row0, lens)
-    # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
-    data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
-    positions = None
-    if not leaf.max_rep:  # entries are values, one per row: known before decoding
-        chunk = np.searchsorted(first_row, rows, side="right") - 1
-        positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
-    try:
-        rep, defs, entries, values, taken = dec0._decode(page0, data, base, sizes, counts, positions)
-    except CorruptFileError as exc:
-        if isinstance(exc, ChecksumError):  # located already: the bytes, not the decoding
-            raise
-        raise relocated(exc, page0, where) from None
-    if taken:  # the values and levels were cut to the rows already
+    got = decode_chunks(dec0, page0, table, ids, row0, local_rows, lens, where, take=True)
+    rep, defs, entries, values, rows, positions = got.rep, got.defs, got.entries, got.values, got.rows, got.positions
+    if got.taken:  # the values and levels were cut to the rows already
         starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
     elif leaf.max_rep:
         try:
-            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, first_row, brk, rows)
+            starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, got.first_row, got.brk, rows)
         except ValueError as exc:
             raise CorruptFileError(f"{where}: {exc}") from None
     else:
