@@ -238,3 +238,71 @@ def test_2_0_a_page_too_short_for_its_rows_is_left_to_its_own_reader(monkeypatch
                         else (real(enc, dtype)[0], 64 * real(enc, dtype)[1]))
     # rows far enough into a page of every column (pages of 8,192 to 30,000 rows)
     assert lancefile.LanceFileReader(p).read_range(20_000, 600).to_table().equals(t.slice(20_000, 600))
+
+
+def test_lone_page_finds_the_page_of_every_row_or_none(tmp_path):
+    from lancefile.encodings.selection import Selection
+
+    t = pa.table({"a": np.arange(10_000, dtype=np.int64), "b": np.arange(10_000, dtype=np.float64)})
+    p = tmp_path / "p.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=16 * 1024)
+    reader = lancefile.LanceFileReader(p)
+    pages = reader._field_readers[0].lone.pages
+    bounds = pages.bounds
+    assert len(bounds) > 3
+    b1, b2 = bounds[1], bounds[2]
+    assert pages.lone_page(Selection.of_range(0, b1)) == 0
+    assert pages.lone_page(Selection.of_range(b1, b2)) == 1
+    assert pages.lone_page(Selection.of_range(b1 - 1, b1 + 1)) == -1  # two pages
+    assert pages.lone_page(Selection.of_indices([b1, b2 - 1])) == 1
+    assert pages.lone_page(Selection.of_indices([0, b2])) == -1
+    assert pages.lone_page(Selection.of_range(5, 5)) == -1  # no rows
+    assert pages.lone_page(Selection.of_range(bounds[-1] - 1, bounds[-1] + 1)) == -1  # past the end
+    for sel in (Selection.of_range(b1, b2), Selection.of_indices([0, b2])):
+        got = [p for p, _ in pages.split(sel, {})]
+        assert (len(got) == 1 and got[0] == pages.lone_page(sel)) or (len(got) > 1 and pages.lone_page(sel) == -1)
+
+
+def test_scans_over_many_pages_read_together_and_forget_passed_pages(tmp_path, monkeypatch, together_calls):
+    """Columns of many pages each, scanned in chunks that fall in one page of every column:
+    read together, page by page, and the pages a scan has passed are let go."""
+    import lancefile.reader as reader_module
+    from lancefile.encodings.columns import ColumnPages
+
+    # chunks of ~1,600 rows, pages of ~8,000
+    monkeypatch.setattr(reader_module, "READ_CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(reader_module, "MIN_COLUMN_CHUNK_BYTES", 1024)
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(40_000) for i in range(5)})
+    p = tmp_path / "m.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=64 * 1024)
+    held = []  # pages a column holds in the scan's cache as each page is asked for
+    real = ColumnPages.page
+    monkeypatch.setattr(ColumnPages, "page", lambda self, i, cache: held.append(len(cache.get(self.index, ()))) or
+                        real(self, i, cache))
+    reader = lancefile.LanceFileReader(p)
+    pages = len(reader._field_readers[0].lone.pages.bounds) - 1
+    got = reader.read_range(0, 40_000, batch_size=256).to_table()
+    assert got.equals(t)
+    assert together_calls and max(together_calls) >= 2
+    assert pages >= 4 and held and max(held) <= 2  # never more than the page before and this one
+
+
+def test_a_lone_leaf_of_the_wrong_length_is_refused_with_its_rows(tmp_path):
+    from lancefile.encodings.selection import Selection
+    from lancefile.encodings.structural.base import PagePart
+
+    t = pa.table({"a": np.arange(1000, dtype=np.float64)})
+    p = tmp_path / "one.lance"
+    lancefile.write_table(t, p, version="2.2")
+    r = lancefile.LanceFileReader(p)._field_readers[0]
+    sel = Selection.of_range(10, 20)
+    good = r.read_decoded(sel, PagePart(None, None, pa.array(np.arange(10.0)), 10))
+    assert good.equals(pa.array(np.arange(10.0)))
+    with pytest.raises(CorruptFileError, match=rf"^{re.escape(str(p))}: column 0 gives 9 values for 10 slots "
+                                               r"\(rows 10-19; .*page 0"):
+        r.read_decoded(sel, PagePart(None, None, pa.array(np.arange(9.0)), 10))
+    # levels with nulls take the general way, which agrees
+    defs = np.zeros(10, np.uint16)
+    defs[3] = 1
+    got = r.read_decoded(sel, PagePart(None, defs, pa.array(np.arange(10.0)), 10))
+    assert got.null_count == 1 and got[3].as_py() is None and got[4].as_py() == 4.0

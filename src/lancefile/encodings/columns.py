@@ -81,6 +81,15 @@ class ColumnPages:
         bounds = self.bounds
         return bisect_right(bounds, sel.start) == bisect_right(bounds, sel.stop - 1)
 
+    def lone_page(self, sel: Selection) -> int:
+        """The page holding every row of ``sel``, or -1 (rows over several pages, none, or past
+        the column's end: :meth:`split` says which)."""
+        if sel.count == 0 or sel.stop > self.num_rows:
+            return -1
+        bounds = self.bounds
+        p = bisect_right(bounds, sel.start)
+        return p - 1 if p == bisect_right(bounds, sel.stop - 1) else -1
+
     def split(self, sel: Selection, cache: dict):
         """Yield (page index, page-local selection) covering ``sel`` in order."""
         if sel.count == 0:

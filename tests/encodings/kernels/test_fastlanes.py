@@ -68,6 +68,23 @@ def test_fastlanes_round_trip_and_matches_py(dw, chunks, seed):
 
 
 @pytest.mark.parametrize("dtype", UINTS)
+def test_fastlanes_full_width_is_the_slow_twins_permutation(dtype):
+    # at W == T packing is a permuted copy, compiled in its own loop order: both ways, every
+    # chunk, against the plain-Python twin and the layout's formula
+    bits = np.dtype(dtype).itemsize * 8
+    v = _random_uints(11, 3 * 1024, dtype, bits)
+    packed = k.fastlanes_pack(v, bits)
+    lanes = 1024 // bits
+    for c in range(3):
+        chunk = v[c * 1024 : (c + 1) * 1024]
+        np.testing.assert_array_equal(packed[c * 1024 : (c + 1) * 1024], k.fastlanes_pack_py(chunk, bits))
+        row, lane = 13 % bits, 5 % lanes
+        assert packed[c * 1024 + row * lanes + lane] == chunk[k.FL_ORDER[row // 8] * 16 + (row % 8) * 128 + lane]
+    np.testing.assert_array_equal(k.fastlanes_unpack(packed, bits, 3000, dtype), v[:3000])
+    np.testing.assert_array_equal(k.fastlanes_unpack_py(packed[:1024], bits, 1024, dtype), v[:1024])
+
+
+@pytest.mark.parametrize("dtype", UINTS)
 def test_fastlanes_width_edges(dtype):
     bits = np.dtype(dtype).itemsize * 8
     v = _random_uints(7, 2048, dtype, bits)

@@ -270,6 +270,7 @@ class StructuralReader:
         self.root = self._node(f, columns, keep, [], 1, False)
         self.dtype = self.root.dtype
         self._inner_only = self._inner_only_leaves()
+        self.lone = self.lone_leaf()  # read_together asks for every chunk of a scan
 
     def _inner_only_leaves(self) -> dict[int, bool]:
         """Per leaf column: whether only its layers inside its innermost list are used.
@@ -386,7 +387,18 @@ class StructuralReader:
 
     def read_decoded(self, sel: Selection, part: PagePart) -> pa.Array:
         """The field from its lone leaf's rows, decoded already (see :func:`read_together`)."""
-        return self.assemble(sel, [self._read_leaf(self.root.leaf, sel, {}, part)])
+        node = self.root
+        if part.defs is None and part.rep is None and node.select is None and part.num_rows == sel.count:
+            # no nulls, no lists (a wide table's columns): the values are the field
+            arr = part.values
+            if len(arr) != sel.count:
+                col = node.leaf
+                raise CorruptFileError(f"{self.layout.path}: column {col} gives {len(arr)} values for {sel.count} "
+                                       f"slots (rows {sel.start}-{sel.stop - 1}; {self._leaves[col].pages_of(sel)})")
+            if not part.validated:
+                validate_values(arr, Where(lambda: f"{self.layout.path}: {self._leaves[node.leaf].pages_of(sel)}"))
+            return arr
+        return self.assemble(sel, [self._read_leaf(node.leaf, sel, {}, part)])
 
     def assemble(self, sel: Selection, results: list) -> pa.Array:
         unraveled = {col: u for col, u, _ in results}
@@ -478,15 +490,27 @@ def read_together(readers: list, sel: Selection, cache: dict) -> dict:
     if len(readers) < 2:
         return out
     groups: dict = {}
+    # columns paged alike (a wide table's) share their page-local selection: made once
+    local_of: dict = {}
     for i, r in enumerate(readers):
-        column = r.lone_leaf() if isinstance(r, StructuralReader) else None
-        if column is None or not column.pages.single_page(sel):
+        column = r.lone if isinstance(r, StructuralReader) else None
+        if column is None:
             continue
-        ((p, local),) = column.pages.split(sel, cache)  # one page: single_page said so
+        pages = column.pages
+        p = pages.lone_page(sel)
+        if p < 0:
+            continue
+        bounds = pages.bounds
+        at = bounds[p]
+        local = local_of.get(at)
+        if local is None:
+            local = local_of[at] = sel.shift(-at) if at else sel
+        if p:  # a forward scan has passed the column's earlier pages (see ColumnPages.split)
+            pages._evict_before(p, cache)
         dec = column.decoder(p)
         key = getattr(dec, "column_key", None)
         if key is not None:
-            groups.setdefault((key, column.leaf), []).append((i, dec, column.pages.page(p, cache), local))
+            groups.setdefault((key, column.leaf), []).append((i, dec, pages.page(p, cache), local))
     for members in groups.values():
         if len(members) < 2:
             continue
