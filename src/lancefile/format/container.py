@@ -32,7 +32,7 @@ import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, repeat
-from operator import add
+from operator import add, attrgetter
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -249,6 +249,7 @@ def _weak_describe(layout):
 
 
 _new_tuple = tuple.__new__
+_LENGTH = attrgetter("length")
 _BUFFER_REF = repeat(BufferRef)
 
 
@@ -398,10 +399,16 @@ class FileLayout:
     def num_columns(self) -> int:
         return self.footer.num_columns
 
-    @property
+    @cached_property
     def _metadata_bounds(self) -> tuple[int, int]:
         """[start, end) of the column metadata: it ends where the CMO table begins."""
         return self.footer.column_meta_start, self.footer.gbo_table_start - 16 * self.num_columns
+
+    @cached_property
+    def _cmo_rows(self) -> list:
+        """The CMO table as Python ints, ``[position, size]`` a column (a wide file's columns are
+        looked up a thousand at a time; numpy scalars cost a conversion each)."""
+        return self._cmo.tolist()
 
     @property
     def file_size(self) -> int:
@@ -427,7 +434,7 @@ class FileLayout:
         for i in set(indices):
             if i in self._columns or not 0 <= i < self.num_columns:
                 continue
-            pos, size = (int(x) for x in self._cmo[i])
+            pos, size = self._cmo_rows[i]
             if meta_lo <= pos and pos + size <= meta_hi and self.region_bytes(BufferRef(pos, size)) is None:
                 spans.append((pos, pos + size))
         if not spans:
@@ -458,7 +465,7 @@ class FileLayout:
         where = f"{self.path}: column {index}"
         if not 0 <= index < self.num_columns:
             raise CorruptFileError(f"{where}: no such column (file has {self.num_columns})")
-        pos, size = (int(x) for x in self._cmo[index])
+        pos, size = self._cmo_rows[index]
         meta_lo, meta_hi = self._metadata_bounds
         if pos < meta_lo or pos + size > meta_hi:
             raise CorruptFileError(
@@ -475,19 +482,14 @@ class FileLayout:
             raise CorruptFileError(f"{where}: column metadata is not a valid protobuf ({exc})") from None
         limit = self.file_size
         raw_pages = meta.pages
-        lengths = tuple(p.length for p in raw_pages)
+        lengths = tuple(map(_LENGTH, raw_pages))
         if sum(lengths) > MAX_ROWS:
             p_i = next(i for i, t in enumerate(accumulate(lengths)) if t > MAX_ROWS)
             raise CorruptFileError(f"{where} page {p_i}: a length of {lengths[p_i]} rows takes the column past "
                                    f"{MAX_ROWS} rows")
         col_enc = _direct_bytes(meta.encoding, where) if meta.HasField("encoding") else b""
-        return ColumnInfo(
-            index=index,
-            encoding=col_enc,
-            pages=Pages(raw_pages, limit, where, data),
-            buffers=_check_buffers(meta.buffer_offsets, meta.buffer_sizes, limit, where),
-            lengths=lengths,
-        )
+        buffers = _check_buffers(meta.buffer_offsets, meta.buffer_sizes, limit, where)
+        return ColumnInfo(index, col_enc, Pages(raw_pages, limit, where, data), buffers, lengths)
 
 
 def read_layout(source: ByteSource, *, tail_bytes: int = TAIL_READ_BYTES) -> FileLayout:
