@@ -66,10 +66,12 @@ def _range_pages(items: list, dec0, page0, table: _ChunkTable, row0: np.ndarray,
     last, the rows' entries one run from the first page's first row to the last's last."""
     leaf = dec0.leaf
     n = len(items)
-    # the rows each page needs: a range's first and last (where its entries start and end)
-    wanted = [np.unique(np.array([local.start, local.stop - 1], np.int64)) for _, _, local, _ in items]
-    lens = np.fromiter((len(w) for w in wanted), np.int64, n)
-    local_rows = np.concatenate(wanted)
+    # the rows each page needs: a range's first and last (where its entries start and end;
+    # one row when they are the same), page after page
+    lo = np.fromiter((local.start for _, _, local, _ in items), np.int64, n)
+    hi = np.fromiter((local.stop for _, _, local, _ in items), np.int64, n) - 1
+    lens = np.where(hi > lo, 2, 1)
+    local_rows = np.stack([lo, hi], axis=1).ravel()[np.stack([np.ones(n, bool), hi > lo], axis=1).ravel()]
     need = chunks_needed(table, local_rows, lens, lambda k, msg: items[k][1].error(msg))
     ids = np.flatnonzero(need)
     item = table.item_of[ids]
@@ -79,8 +81,8 @@ def _range_pages(items: list, dec0, page0, table: _ChunkTable, row0: np.ndarray,
     got = decode_chunks(dec0, page0, table, ids, row0, local_rows, lens, where, take=False)
     rep, defs, entries, values = got.rep, got.defs, got.entries, got.values
     if leaf.max_rep:
-        starts, lengths = _range_spans(items, rep, entries, got.first_row, np.split(got.brk, np.cumsum(
-            np.bincount(got.item, minlength=n))[:-1]), [w + r for w, r in zip(wanted, row0.tolist())], where)
+        starts, lengths = _range_spans(items, rep, entries, got.first_row, got.brk, np.bincount(got.item, minlength=n),
+                                       local_rows + np.repeat(row0, lens), lens, where)
     else:  # entries are values, one per row
         starts, lengths = got.positions, np.ones(len(got.rows), np.int64)
     spans = EntrySpans(starts.astype(np.int64), lengths.astype(np.int64))
@@ -497,26 +499,29 @@ def chunk_words(word: int, depth: int, max_rep: int, metas: np.ndarray, nbytes: 
     return ok, (offsets, sizes, counts, completed, partial), per
 
 
-def _range_spans(items, rep, entries, first_row, breaks, wanted, where):
-    """Entry spans of each page's first and last wanted rows (``wanted``), for a range over
-    consecutive pages. A page read whole spans all its decoded entries; only the first and
-    last pages of the range, read in part, are searched for their rows."""
-    n_chunks = np.cumsum([0] + [len(b) for b in breaks])
+def _range_spans(items, rep, entries, first_row, brk, chunk_counts, wanted, lens, where):
+    """Entry spans of each page's first and last wanted rows, for a range over consecutive
+    pages (``wanted``: those rows, from the column's start, ``lens[k]`` of them page k's;
+    ``chunk_counts[k]``: page k's decoded chunks, ``brk`` where runs of neighbouring chunks
+    begin). A page read whole spans all its decoded entries: its first row's span starts
+    there, empty, and its last row's runs to its end. Only pages read in part (the range's
+    first and last) are searched for their rows."""
+    n_chunks = np.concatenate([[0], np.cumsum(chunk_counts)])
     at = np.concatenate([[0], np.cumsum(entries)])[n_chunks]  # each page's entries in the run
-    starts, lengths = [], []
+    row_at = np.concatenate([[0], np.cumsum(lens)])
+    starts = np.repeat(at[:-1], lens).astype(np.int64)
+    lengths = np.zeros(len(wanted), np.int64)
+    lengths[row_at[1:] - 1] = at[1:] - at[:-1]
     for k, (dec, _, local, _) in enumerate(items):
-        lo, hi = int(at[k]), int(at[k + 1])
         if local.start == 0 and local.stop == dec.rows:  # the last wanted row ends the page
-            m = len(wanted[k])
-            starts.append(np.full(m, lo, np.int64))
-            lengths.append(np.append(np.zeros(m - 1, np.int64), hi - lo))
             continue
+        lo, hi = int(at[k]), int(at[k + 1])
         c0, c1 = n_chunks[k], n_chunks[k + 1]
         try:
-            s, n = kernels.row_spans(rep[lo:hi], dec.leaf.max_rep, entries[c0:c1], first_row[c0:c1], breaks[k],
-                                     wanted[k])
+            s, n = kernels.row_spans(rep[lo:hi], dec.leaf.max_rep, entries[c0:c1], first_row[c0:c1], brk[c0:c1],
+                                     wanted[row_at[k] : row_at[k + 1]])
         except ValueError as exc:
             raise CorruptFileError(f"{where}: {exc}") from None
-        starts.append(s + lo)
-        lengths.append(n)
-    return np.concatenate(starts), np.concatenate(lengths)
+        starts[row_at[k] : row_at[k + 1]] = s + lo
+        lengths[row_at[k] : row_at[k + 1]] = n
+    return starts, lengths
