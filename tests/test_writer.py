@@ -373,3 +373,29 @@ def test_a_table_with_a_bad_column_is_refused_whole(tmp_path):
             w.write_batch(bad)
         w.write_batch(good)
     assert lancefile.read_table(path).column("a").to_pylist() == [5, 6, 5, 6]
+
+
+@pytest.mark.parametrize("chunks,type_", [
+    ([[1.5, None], [2.5], []], pa.float64()),
+    ([["a", "bb"], [None, "ccc"]], pa.string()),
+    ([[[1, 2], None], [[]]], pa.list_(pa.int32())),
+    ([], pa.int64()),
+])
+def test_a_table_columns_chunks_are_combined_as_arrow_combines_them(chunks, type_):
+    from lancefile.writer import _combined
+
+    column = pa.chunked_array(chunks, type_)
+    got = _combined(column)
+    assert isinstance(got, pa.Array) and got.type == type_ and got.equals(column.combine_chunks())
+
+
+def test_dictionary_chunks_with_different_dictionaries_combine_to_the_same_values(tmp_path):
+    from lancefile.writer import _combined
+
+    column = pa.chunked_array([pa.array(["x", "y", None]).dictionary_encode(), pa.array(["z", "x"]).dictionary_encode()])
+    got = _combined(column)
+    assert got.to_pylist() == column.to_pylist() == ["x", "y", None, "z", "x"]
+    t = pa.table({"d": column})
+    p = tmp_path / "d.lance"
+    lancefile.write_table(t, p)
+    assert lancefile.LanceFileReader(p).read_all().to_table().column("d").to_pylist() == column.to_pylist()

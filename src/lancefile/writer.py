@@ -164,6 +164,18 @@ def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
         w.abort()
 
 
+def _combined(column: pa.ChunkedArray) -> pa.Array:
+    """A table column's chunks as one array: ``concat_arrays`` (a quarter of ``combine_chunks``'s
+    time on pyarrow 26 for a wide table's 24 chunks of 1,048 floats), or ``combine_chunks`` where
+    that refuses (no chunks, dictionaries that differ)."""
+    if column.num_chunks:
+        try:
+            return pa.concat_arrays(column.chunks)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    return column.combine_chunks()
+
+
 class LanceFileWriter:
     """Writes a Lance file, mirroring ``lance.file.LanceFileWriter``.
 
@@ -444,7 +456,7 @@ class LanceFileWriter:
             return None
         if len(parts) == 1 and isinstance(parts[0], pa.ChunkedArray):  # a Table's column (_pend_table)
             one = parts[0]
-            arr = one.chunk(0) if one.num_chunks == 1 else one.combine_chunks()
+            arr = one.chunk(0) if one.num_chunks == 1 else _combined(one)
         elif any(isinstance(p, pa.ChunkedArray) for p in parts):
             parts = [c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
             arr = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
