@@ -166,14 +166,9 @@ def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
 
 def _combined(column: pa.ChunkedArray) -> pa.Array:
     """A table column's chunks as one array: ``concat_arrays`` (a quarter of ``combine_chunks``'s
-    time on pyarrow 26 for a wide table's 24 chunks of 1,048 floats), or ``combine_chunks`` where
-    that refuses (no chunks, dictionaries that differ)."""
-    if column.num_chunks:
-        try:
-            return pa.concat_arrays(column.chunks)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass
-    return column.combine_chunks()
+    time on pyarrow 26 for a wide table's 24 chunks of 1,048 floats; it unifies differing
+    dictionaries too), ``combine_chunks`` for no chunks (which ``concat_arrays`` refuses)."""
+    return pa.concat_arrays(column.chunks) if column.num_chunks else column.combine_chunks()
 
 
 class LanceFileWriter:

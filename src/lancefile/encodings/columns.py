@@ -73,14 +73,6 @@ class ColumnPages:
                                                   where=self.where(i))
         return enc
 
-    def single_page(self, sel: Selection) -> bool:
-        """Whether the rows of ``sel`` lie in one page (two bisections: a take over many
-        pages is told apart without splitting it)."""
-        if sel.count == 0 or sel.stop > self.num_rows:
-            return False
-        bounds = self.bounds
-        return bisect_right(bounds, sel.start) == bisect_right(bounds, sel.stop - 1)
-
     def lone_page(self, sel: Selection) -> int:
         """The page holding every row of ``sel``, or -1 (rows over several pages, none, or past
         the column's end: :meth:`split` says which)."""

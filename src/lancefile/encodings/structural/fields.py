@@ -388,7 +388,7 @@ class StructuralReader:
     def read_decoded(self, sel: Selection, part: PagePart) -> pa.Array:
         """The field from its lone leaf's rows, decoded already (see :func:`read_together`)."""
         node = self.root
-        if part.defs is None and part.rep is None and node.select is None and part.num_rows == sel.count:
+        if part.defs is None and part.rep is None and node.select is None:
             # no nulls, no lists (a wide table's columns): the values are the field
             arr = part.values
             if len(arr) != sel.count:

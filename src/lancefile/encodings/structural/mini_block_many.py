@@ -71,7 +71,9 @@ def _range_pages(items: list, dec0, page0, table: _ChunkTable, row0: np.ndarray,
     lo = np.fromiter((local.start for _, _, local, _ in items), np.int64, n)
     hi = np.fromiter((local.stop for _, _, local, _ in items), np.int64, n) - 1
     lens = np.where(hi > lo, 2, 1)
-    local_rows = np.stack([lo, hi], axis=1).ravel()[np.stack([np.ones(n, bool), hi > lo], axis=1).ravel()]
+    keep = np.ones(2 * n, bool)
+    keep[1::2] = hi > lo
+    local_rows = np.column_stack([lo, hi]).ravel()[keep]
     need = chunks_needed(table, local_rows, lens, lambda k, msg: items[k][1].error(msg))
     ids = np.flatnonzero(need)
     item = table.item_of[ids]
