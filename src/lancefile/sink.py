@@ -25,14 +25,16 @@ import numpy as np
 from ._proto import file2_pb2
 from .encodings.page import EncodedPage
 from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_checksum_buffer,
-                               buffer_size as checksum_buffer_size, hash_pieces, segment_hashes)
-from .format.container import ARRAY_ENCODING_URL, BufferRef, Footer, encode_footer, encode_offset_table, pack_any
+                               buffer_size as checksum_buffer_size, hash_pieces, segment_hashes, segment_spans,
+                               span_hashes)
+from .format.container import (ARRAY_ENCODING_URL, BUFFER_PAD_BYTE, BufferRef, Footer, encode_footer,
+                               encode_offset_table, pack_any)
 from .tempfiles import create_locked
 from .threadpools import shared_pool
 
 __all__ = ["FileSink", "PAD_BYTE"]
 
-PAD_BYTE = 0x48  # the reference pads with 'H'; any byte is valid
+PAD_BYTE = BUFFER_PAD_BYTE  # the reference pads with 'H'; any byte is valid
 _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 _QUEUE_BYTES = 8 << 20  # bytes the sink queues before it writes them out (one writev)
@@ -171,9 +173,65 @@ class FileSink:
                     got = segment_hashes(r.position, b, page.cuts[k])
                     self.small.append(got)
                     self.num_small += len(got[0])
+        self._record(column, page, [r.position for r in refs], [r.size for r in refs])
+
+    def add_pages(self, pages: list[tuple[int, EncodedPage]]) -> None:
+        """:meth:`add_page` of each ``(column, page)`` in turn, the same bytes in the file, but
+        their buffers copied into one array first (:meth:`add_laid_out`): many small pages
+        cost a few steps, not a few a buffer."""
+        a = self.alignment
+        placed = []  # (column, page, [start in the array of each buffer], [its size], [its bytes])
+        at = 0
+        for col, page in pages:
+            views = [_as_bytes(b) for b in page.buffers]
+            starts = []
+            for v in views:
+                at += (-at) % a
+                starts.append(at)
+                at += len(v)
+            placed.append((col, page, starts, [len(v) for v in views], views))
+        out = np.empty(at, np.uint8)
+        end = 0
+        for _col, _page, starts, sizes, views in placed:
+            for start, size, v in zip(starts, sizes, views):
+                out[end:start] = PAD_BYTE
+                out[start : start + size] = v
+                end = start + size
+        self.add_laid_out(out, [entry[:4] for entry in placed])
+
+    def add_laid_out(self, data: np.ndarray, pages: list[tuple[int, EncodedPage, list[int], list[int]]]) -> None:
+        """Pages whose buffers lie in ``data`` as :meth:`add_page` would write them one after
+        the other (``(column, page, starts, sizes)``: where each buffer lies; the first at a
+        multiple of the alignment, each next one at the next multiple after the one before,
+        :data:`PAD_BYTE` between them): the bytes from the first buffer to the end of the
+        last are written and hashed as one, and the pages recorded."""
+        if not pages:
+            return
+        lo = pages[0][2][0]
+        hi = pages[-1][2][-1] + pages[-1][3][-1]
+        self.align()
+        base = self.write(data[lo:hi]) - lo
+        if self.hasher is not None:
+            spans = []
+            for _col, page, starts, sizes in pages:
+                for k, (start, size) in enumerate(zip(starts, sizes)):
+                    if 0 < size <= BLOCK_BYTES:
+                        spans.append((np.array([start]), np.array([size])))
+                    elif k in page.cuts and not isinstance(page.buffers[k], list):
+                        seg_starts, seg_sizes = segment_spans(page.cuts[k], size)
+                        spans.append((seg_starts + start, seg_sizes))
+            if spans:
+                starts = np.concatenate([s for s, _ in spans]).astype(np.int64)
+                sizes = np.concatenate([z for _, z in spans]).astype(np.int64)
+                self.small.append((starts + base, sizes, span_hashes(memoryview(data), starts, sizes)))
+                self.num_small += len(starts)
+        for col, page, starts, sizes in pages:
+            self._record(col, page, [base + s for s in starts], sizes)
+
+    def _record(self, column: int, page: EncodedPage, positions: list[int], sizes: list[int]) -> None:
         self.pages[column].append(file2_pb2.ColumnMetadata.Page(
-            buffer_offsets=[r.position for r in refs],
-            buffer_sizes=[r.size for r in refs],
+            buffer_offsets=positions,
+            buffer_sizes=sizes,
             length=page.length,
             encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(self.page_url, page.encoding))),
             priority=0,
@@ -249,6 +307,15 @@ class FileSink:
             out[dest] = data
             self.write(out)
         return base + starts
+
+
+def _as_bytes(buf) -> np.ndarray:
+    """A page buffer (bytes-like, or a list of pieces back to back) as one uint8 array."""
+    if isinstance(buf, list):
+        return np.concatenate([_as_bytes(p) for p in buf]) if buf else np.zeros(0, np.uint8)
+    if isinstance(buf, np.ndarray):
+        return np.ascontiguousarray(buf).reshape(-1).view(np.uint8)
+    return np.frombuffer(buf, np.uint8)
 
 
 def _settle(running) -> None:

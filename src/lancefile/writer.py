@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from ._gcpause import gc_paused
 from ._proto import file2_pb2
+from .encodings.structural.encode_many import float_pages, many_float_type
 from .encodings.versions import codec_for
 from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
@@ -50,6 +51,7 @@ DEFAULT_DATA_CACHE_BYTES = 8 * 1024 * 1024
 PAGE_ALIGNMENT = 64
 WRITE_THREADS = max(1, min(4, os.cpu_count() or 1))  # fields encoded at once (2.1+, see _flush_fields)
 _THREAD_MIN_BYTES = 1 << 20  # fields encoded on the write pool hold at least this much data
+_MANY_BYTES = 8 << 20  # float fields encoded together (see _flush_many) hold at most this much data
 
 
 @dataclass(frozen=True)
@@ -297,6 +299,14 @@ class LanceFileWriter:
         self._storage_types = {
             i: f.to_arrow().type for i, f in enumerate(lance_schema.fields) if _has_extension(schema.field(i).type)
         }
+        # fields whose pages may be encoded many at once (_flush_many): what they share
+        self._many_keys = [None] * len(schema)
+        if self.version.grammar is not None:
+            for i, (f, enc) in enumerate(zip(lance_schema.fields, self._encoders)):
+                if i not in self._storage_types and len(enc.columns) == 1 and not f.children:
+                    kind = many_float_type(schema.field(i).type, enc.strategies[0], enc.blobs[0])
+                    if kind is not None:
+                        self._many_keys[i] = (kind, enc.strategies[0].params, enc.strategies[0].own_choices)
         _warn_stored_types(schema)
         sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
         self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
@@ -406,7 +416,70 @@ class LanceFileWriter:
                 )
 
     def _flush_fields(self, fields) -> None:
-        """Encode and write the pending data of ``fields``, in that order.
+        """Encode and write the pending data of ``fields``, in that order: runs of float
+        fields that can be encoded together (:meth:`_flush_many`) as one, the others one
+        at a time (:meth:`_flush_each`). The file's bytes are the same either way."""
+        others: list[int] = []
+        group: list[int] = []
+        key = None
+        rows = size = 0
+
+        def flush_group() -> None:
+            if len(group) > 1:
+                self._flush_each(others)
+                others.clear()
+                self._flush_many(group, rows)
+            else:
+                others.extend(group)
+            group.clear()
+
+        for i in fields:
+            k = self._many_keys[i]
+            parts = self._pending[i]
+            n = sum(len(p) for p in parts)
+            width = k[0].bit_width // 8 if k is not None else 0
+            if k is None or n < 2 or n * width + n // 8 + 1 > self.options.max_page_bytes \
+                    or any(p.null_count for p in parts):
+                flush_group()
+                others.append(i)
+                continue
+            if group and (k != key or n != rows or size + n * width > _MANY_BYTES):
+                flush_group()
+            if not group:
+                key, rows, size = k, n, 0
+            group.append(i)
+            size += n * width
+        flush_group()
+        self._flush_each(others)
+
+    def _flush_many(self, fields: list[int], rows: int) -> None:
+        """Float fields of ``rows`` values each, no nulls, one page each, sharing a type
+        and options: their values joined into one buffer (a column after the other) and
+        their pages encoded together (:func:`~lancefile.encodings.structural.encode_many.float_pages`);
+        a page that takes another way is encoded alone."""
+        chunks = [c for i in fields for p in self._pending[i]
+                  for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
+        values = pa.concat_arrays(chunks)
+        columns = [values.slice(r * rows, rows) for r in range(len(fields))]
+        for i, arr in zip(fields, columns):
+            self._pending[i] = []
+            self._pending_bytes[i] = 0
+            if self._stats is not None:
+                self._stats.add_column(i, arr)
+        first = self._encoders[fields[0]]
+        data, placed = float_pages(values, len(fields), first.strategies[0], first.grammar, self._sink.alignment)
+        run: list = []  # pages written together (FileSink.add_laid_out), up to one encoded alone
+        for i, arr, got in zip(fields, columns, placed):
+            if got is not None:
+                run.append((self._encoders[i].columns[0], *got))
+                continue
+            self._sink.add_laid_out(data, run)
+            run = []
+            self._encoders[i].encode(arr, self._sink)
+        self._sink.add_laid_out(data, run)
+
+    def _flush_each(self, fields) -> None:
+        """Encode and write the pending data of ``fields``, one after the other.
 
         Fields whose encoders can (2.1+, no blobs) are encoded on the write pool, a few at a
         time, and written in order as they finish: the file's bytes are the same as one

@@ -323,16 +323,19 @@ def test_lz4_runs_compressor_framed(pieces, frame):
 
 def test_framed_float_pages_are_the_bytes_of_copied_ones(tmp_path, monkeypatch):
     """Split-float pages are compressed straight into the page's layout (FramedBuffers); the
-    file is the one the copying path writes, and reads back."""
+    file is the one the copying path writes, and reads back (float fields encoded one at a
+    time: together they take encode_many's way, tested in test_encode_many.py)."""
     import pyarrow as pa
 
     import lancefile
+    from lancefile import writer as W
     from lancefile.encodings.structural import encoder as E
 
     t = pa.table({f"c{i}": np.random.default_rng(i).random(30_000) for i in range(3)})
     for version in ("2.1", "2.2"):
         seen = []
         real = E._miniblock_page
+        monkeypatch.setattr(W, "_MANY_BYTES", 0)
 
         def spy(sh, mc, *a, **k):
             if mc.encoding.WhichOneof("compression") == "general":  # (not the statistics' own pages)
@@ -343,6 +346,7 @@ def test_framed_float_pages_are_the_bytes_of_copied_ones(tmp_path, monkeypatch):
         lancefile.write_table(t, tmp_path / "framed.lance", version=version)
         assert seen == ["FramedBuffers"] * 3, seen
         monkeypatch.setattr(E, "FramedBuffers", type("NotFramed", (), {}))  # the copying path
+        monkeypatch.setattr(W, "_MANY_BYTES", 0)
         lancefile.write_table(t, tmp_path / "copied.lance", version=version)
         monkeypatch.undo()
         assert (tmp_path / "framed.lance").read_bytes() == (tmp_path / "copied.lance").read_bytes()

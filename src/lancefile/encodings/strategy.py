@@ -210,6 +210,33 @@ class Strategy:
             return None
         return encoded
 
+    def no_fixed_dictionary_rows(self, words, floating: bool, wide_values: bool):
+        """For many no-null pages of 64-bit values at once (the rows of ``words``, uint64):
+        True where :meth:`fixed_dictionary` certainly returns None, by its own tests (too few
+        values, or the head of the sample all different: :func:`_distinct_head`); False
+        where it has to be asked.
+
+        Example::
+
+            >>> import numpy as np
+            >>> words = np.stack([np.arange(200, dtype=np.float64) + 1, np.ones(200)]).view(np.uint64)
+            >>> Strategy(FieldParams()).no_fixed_dictionary_rows(words, True, True).tolist()
+            [True, False]
+        """
+        import numpy as np
+
+        from .kernels import all_distinct_rows
+
+        rows, n = words.shape
+        if not wide_values or n < DICT_MIN_VALUES or self.params.compression == "none":
+            return np.ones(rows, dtype=bool)
+        head = words[:, : min(n, DICT_SAMPLE) // 4 + 1]
+        out = all_distinct_rows(head)
+        if floating:  # NaNs and zeros: unsure, as in _distinct_head
+            as_float = head.view(np.float64)
+            out &= ~(np.isnan(as_float) | (as_float == 0)).any(axis=1)
+        return out
+
     def dictionary(self, values):
         """A dictionary-encoded copy of string/binary ``values`` when a dictionary page is
         the smaller choice, else None (``compression=none`` never uses one)."""

@@ -198,16 +198,22 @@ def segment_hashes(position: int, data, cuts, target: int = SEGMENT_BYTES) -> tu
         ([100, 6100, 9100], [6000, 3000, 1000])
     """
     view = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
+    starts, sizes = segment_spans(cuts, len(view), target)
+    return starts + position, sizes, span_hashes(view, starts, sizes)
+
+
+def segment_spans(cuts, length: int, target: int = SEGMENT_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, sizes)`` in the buffer of the segments :func:`segment_hashes` hashes (none
+    for a buffer of at most ``target`` bytes)."""
     cuts = np.asarray(cuts, np.int64)
-    if not len(cuts) or len(view) <= target:
+    if not len(cuts) or length <= target:
         empty = np.zeros(0, np.int64)
-        return empty, empty, np.zeros(0, np.uint64)
+        return empty, empty
     group = cuts // target
     starts = cuts[np.flatnonzero(np.diff(group, prepend=-1))]
-    sizes = np.diff(np.append(starts, len(view)))
+    sizes = np.diff(np.append(starts, length))
     keep = (sizes > 0) & (sizes <= SEGMENT_MAX_BYTES)
-    starts, sizes = starts[keep], sizes[keep]
-    return starts + position, sizes, span_hashes(view, starts, sizes)
+    return starts[keep], sizes[keep]
 
 
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,

@@ -75,6 +75,7 @@ MAX_ROWS = 2**62
 
 ARRAY_ENCODING_URL = "/lance.encodings.ArrayEncoding"
 COLUMN_ENCODING_URL = "/lance.encodings.ColumnEncoding"
+BUFFER_PAD_BYTE = 0x48  # what pads the space between buffers: the reference's 'H' (any byte is valid)
 
 
 class BufferRef(NamedTuple):

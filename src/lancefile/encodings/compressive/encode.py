@@ -170,11 +170,17 @@ def _bitpacking_plan(words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(bit width, bytes) of every 1024-value group when inline bit packing is the reference's
     choice for these words, else None."""
     T = words.dtype.itemsize * 8
-    widths = _chunk_bit_widths(words, stop_at=T)  # stops at the first group that does not shrink
+    # (the widths stop at the first group that does not shrink)
+    return bitpacking_plan_of(_chunk_bit_widths(words, stop_at=T), T, words.size)
+
+
+def bitpacking_plan_of(widths: np.ndarray, T: int, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_bitpacking_plan` of ``n`` words of ``T`` bits from their groups' widths (up to
+    the first that does not shrink)."""
     sizes = T // 8 + FASTLANES_CHUNK * widths // 8
     # as the reference: only when every group packs below its width and the page shrinks
     # (padding the last group to 1024 values can cost more than packing saves)
-    if not len(widths) or int(widths[-1]) >= T or int(sizes.sum()) >= words.size * (T // 8):
+    if not len(widths) or int(widths[-1]) >= T or int(sizes.sum()) >= n * (T // 8):
         return None
     return widths, sizes
 

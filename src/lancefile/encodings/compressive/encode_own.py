@@ -20,6 +20,8 @@ Example: ids split into byte streams and entropy-coded take a few bytes a chunk:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..._proto import encodings_v2_1_pb2 as pb
@@ -28,11 +30,15 @@ from ..compression import ENTROPY_LEVEL, entropy_compress_many
 from ..strategy import ENTROPY_MIN_GAIN, MINIBLOCK_MAX_VALUES, SPLIT_MIN_GAIN
 from .chunks import FRAME_GAP, PAD_BYTE, Buffers, FramedBuffers, MiniChunks, flat, general, split_counts
 
-__all__ = ["BSS_CHUNK_BYTES", "CHUNK_OVERHEAD", "bss_miniblock", "entropy_coded_indices", "entropy_split_miniblock",
-           "split_float_miniblock"]
+__all__ = ["BSS_CHUNK_BYTES", "CHUNK_OVERHEAD", "bss_encoding", "bss_miniblock", "entropy_coded_indices",
+           "entropy_split_miniblock", "split_float_miniblock", "split_float_rows", "SplitRows"]
 
 
 BSS_CHUNK_BYTES = 4096  # 1024 32-bit or 512 64-bit values a chunk
+
+
+def bss_encoding(bits: int) -> pb.CompressiveEncoding:
+    return pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
 
 
 def bss_miniblock(data: np.ndarray, bits: int, per: int | None = None) -> MiniChunks:
@@ -42,13 +48,25 @@ def bss_miniblock(data: np.ndarray, bits: int, per: int | None = None) -> MiniCh
     w = bits // 8
     per = per or BSS_CHUNK_BYTES // w
     counts = split_counts(data.size // w, per)
-    enc = pb.CompressiveEncoding(byte_stream_split=pb.ByteStreamSplit(values=flat(bits)))
-    return MiniChunks(enc, counts, [Buffers(kernels.byte_stream_split_encode_chunks(data, bits, per), counts * w)])
+    return MiniChunks(bss_encoding(bits), counts,
+                      [Buffers(kernels.byte_stream_split_encode_chunks(data, bits, per), counts * w)])
 
 
 # chunks tried before a whole page is split and compressed (when the page has more than
 # twice as many: a sample of most of the page would only add to the work)
 SPLIT_SAMPLE_CHUNKS = 32
+
+
+def _split_sample(n: int, w: int) -> int:
+    """Values of a page of ``n`` the split is tried on first (all of them: no sample step)."""
+    sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
+    return sample if n > 2 * sample else n
+
+
+def _split_refused(size: int, best: int, sample: int | None = None, n: int = 1) -> bool:
+    """Whether the split of a page (or of ``sample`` of its ``n`` values), ``size`` bytes,
+    misses the gain over ``best``, the page's bytes as the reference would write it."""
+    return size > (SPLIT_MIN_GAIN * best if sample is None else SPLIT_MIN_GAIN * best * sample / n)
 
 
 def split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks | None:
@@ -60,11 +78,57 @@ def split_float_miniblock(data: np.ndarray, bits: int, best: int) -> MiniChunks 
     small part of LZ4's cost to write and a fast decode. A sample of the page decides first."""
     w = bits // 8
     n = data.size // w
-    sample = min(n, BSS_CHUNK_BYTES // w * SPLIT_SAMPLE_CHUNKS)
-    if n > 2 * sample and _runs_lz4(bss_miniblock(data[: sample * w], bits)).size > SPLIT_MIN_GAIN * best * sample / n:
+    sample = _split_sample(n, w)
+    if sample < n and _split_refused(_runs_lz4(bss_miniblock(data[: sample * w], bits)).size, best, sample, n):
         return None
     split = _runs_lz4(bss_miniblock(data, bits), framed=True)
-    return split if split.size <= SPLIT_MIN_GAIN * best else None
+    return None if _split_refused(split.size, best) else split
+
+
+@dataclass
+class SplitRows:
+    """:func:`split_float_rows`' pages: every page's chunks in one framed buffer."""
+
+    packed: np.ndarray  # uint8: the pages one after the other, each chunk after its FRAME_GAP
+    sizes: np.ndarray  # int64 (pages, chunks): each chunk's bytes (its LZ4 framing)
+    counts: np.ndarray  # values a chunk (the same for every page)
+    encoding: pb.CompressiveEncoding
+    keep: np.ndarray  # bool a page: whether the split is kept (what split_float_miniblock says)
+
+
+def split_float_rows(data: np.ndarray, bits: int, rows: int, best, row_gap: int = 0, row_align: int = 1,
+                     row_fill: int = 0) -> SplitRows:
+    """:func:`split_float_miniblock` of ``rows`` pages of as many floats, back to back in
+    ``data`` (their bytes), in one compiled pass each for the split and for LZ4; ``best[r]``
+    is page r's bytes as the reference would write it. The sample step's verdict comes from
+    the page's own first chunks, which are the sample's. Each page's chunks start at a
+    multiple of ``row_align`` in ``packed``, after ``row_gap`` bytes (``row_fill``; see
+    :func:`~lancefile.encodings.kernels.lz4.lz4_compress_runs_many`).
+
+    Example::
+
+        >>> rng = np.random.default_rng(0)
+        >>> two = np.concatenate([rng.random(3000), rng.normal(size=3000) * 1e300])
+        >>> got = split_float_rows(two.view(np.uint8), 64, 2, [24_000, 24_000])
+        >>> got.keep.tolist(), got.counts.tolist(), got.sizes.shape
+        ([True, False], [512, 512, 512, 512, 512, 440], (2, 6))
+    """
+    w = bits // 8
+    n = data.size // w // rows
+    per = BSS_CHUNK_BYTES // w
+    counts = split_counts(n, per)
+    nc = len(counts)
+    sizes = np.tile(counts * w, rows)
+    split = kernels.byte_stream_split_encode_chunks(data, bits, per, rows)
+    packed, out = kernels.lz4_compress_runs_many(split, np.cumsum(sizes) - sizes, sizes, gap=FRAME_GAP, align=8,
+                                                 fill=PAD_BYTE, rows=(nc, row_gap, row_align, row_fill))
+    by_row = out.reshape(rows, nc)
+    sample = _split_sample(n, w)
+    in_sample = by_row[:, : -(-sample // per)].sum(axis=1).tolist()
+    totals = by_row.sum(axis=1).tolist()
+    keep = np.array([not ((sample < n and _split_refused(z, b, sample, n)) or _split_refused(t, b))
+                     for z, t, b in zip(in_sample, totals, np.asarray(best).tolist())], dtype=bool)
+    return SplitRows(packed, by_row, counts, general("lz4", None, bss_encoding(bits)), keep)
 
 
 ENTROPY_SAMPLE_CHUNKS = 4  # chunks tried before a whole page is coded

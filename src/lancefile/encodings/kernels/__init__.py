@@ -71,6 +71,7 @@ from .fastlanes import (
     bitpacked_for_non_neg_decode,
     bitpacked_for_non_neg_decode_py,
     bitpacked_for_non_neg_encode,
+    chunk_bit_widths_rows,
     fastlanes_pack,
     fastlanes_pack_py,
     fastlanes_unpack,
@@ -90,7 +91,7 @@ from .fsst import (
     fsst_parse_symbol_table,
     fsst_parse_symbol_tables,
 )
-from .distinct import all_distinct
+from .distinct import all_distinct, all_distinct_rows
 from .fullzip import fullzip_scan, fullzip_scan_py, fullzip_zip
 from .gather import gather as gather_bytes
 from .gather import page_indices

@@ -111,13 +111,15 @@ def _k_bss_many(data, starts, counts, w, out):
 
 
 @_Kernel
-def _k_bss_encode(data, n, per, w, out):
-    # values of w bytes, chunks of ``per`` (the last shorter): value i of a chunk of m
-    # values at s, byte j, goes to s + j*m + i. 8-byte values 8 at a time, by the same
-    # word transposes as the decoder (a transpose is its own inverse).
+def _k_bss_encode(data, rows, n, per, w, out):
+    # ``rows`` runs of n values of w bytes back to back, each cut into chunks of ``per``
+    # (its last shorter): value i of a chunk of m values at s, byte j, goes to s + j*m + i.
+    # 8-byte values 8 at a time, by the same word transposes as the decoder (a transpose is
+    # its own inverse).
     first = 0
-    while first < n:
-        m = min(per, n - first)
+    total = rows * n
+    while first < total:
+        m = min(per, n - first % n)
         s = first * w
         i = 0
         if w == 8:
@@ -142,16 +144,26 @@ def _k_bss_encode(data, n, per, w, out):
         first += m
 
 
-def byte_stream_split_encode_chunks(data, bits: int, per: int) -> np.ndarray:
+def byte_stream_split_encode_chunks(data, bits: int, per: int, rows: int = 1) -> np.ndarray:
     """The bytes of ``bits``-wide values (``data``, uint8) split chunk by chunk, ``per``
     values a chunk (the last may hold fewer): :func:`byte_stream_split_encode` of each
-    chunk, back to back, in one compiled pass."""
+    chunk, back to back, in one compiled pass. With ``rows``, ``data`` holds that many
+    columns of as many values back to back, each chunked on its own (its last chunk
+    shorter), as if each had been split alone.
+
+    Example::
+
+        >>> two = np.arange(6, dtype=np.uint16).view(np.uint8)  # columns [0, 1, 2] and [3, 4, 5]
+        >>> byte_stream_split_encode_chunks(two, 16, 2, rows=2).tolist()
+        [0, 1, 0, 0, 2, 0, 3, 4, 0, 0, 5, 0]
+    """
     w = bits // 8
     raw = np.ascontiguousarray(_byte_view(data))
-    if raw.size % w:
-        raise ValueError(f"{raw.size} bytes are not a whole number of {w}-byte values")
+    if raw.size % (w * rows):
+        raise ValueError(f"{raw.size} bytes are not {rows} runs of whole {w}-byte values")
     out = empty(raw.size, np.uint8)
-    _k_bss_encode(raw, raw.size // w, int(per), w, out)
+    if raw.size:
+        _k_bss_encode(raw, int(rows), raw.size // w // rows, int(per), w, out)
     return out
 
 

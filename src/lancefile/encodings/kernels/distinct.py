@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _Kernel
+from ._common import _helper, _Kernel
 
-__all__ = ["all_distinct"]
+__all__ = ["all_distinct", "all_distinct_rows"]
 
 _MUL = 0x9E3779B97F4A7C15
 
 
-@_Kernel
-def _k_all_distinct(words, keys, used):
+@_helper
+def _distinct(words, keys, used):
     mask = keys.shape[0] - 1
     for i in range(words.shape[0]):
         v = words[i]
@@ -37,10 +37,43 @@ def _k_all_distinct(words, keys, used):
     return True
 
 
+@_Kernel
+def _k_all_distinct(words, keys, used):
+    return _distinct(words, keys, used)
+
+
+@_Kernel
+def _k_all_distinct_rows(words, keys, used, out):
+    for r in range(words.shape[0]):
+        used[:] = False
+        out[r] = _distinct(words[r], keys, used)
+
+
+def _table_size(n: int) -> int:
+    size = 16
+    while size < 4 * n:
+        size *= 2
+    return size
+
+
 def all_distinct(words: np.ndarray) -> bool:
     """Whether the 64-bit ``words`` (any 8-byte dtype, compared as bits) are all different."""
     w = np.ascontiguousarray(words).view(np.uint64).reshape(-1)
-    size = 16
-    while size < 4 * len(w):
-        size *= 2
+    size = _table_size(len(w))
     return bool(_k_all_distinct(w, np.empty(size, np.uint64), np.zeros(size, np.bool_)))
+
+
+def all_distinct_rows(words: np.ndarray) -> np.ndarray:
+    """:func:`all_distinct` of each row of a 2-D array of 64-bit words, in one compiled call.
+
+    Example::
+
+        >>> all_distinct_rows(np.array([[3, 1, 2], [3, 1, 3]], np.uint64)).tolist()
+        [True, False]
+    """
+    w = np.ascontiguousarray(words).view(np.uint64)
+    size = _table_size(w.shape[1])
+    out = np.zeros(w.shape[0], np.bool_)
+    if w.shape[0]:
+        _k_all_distinct_rows(w, np.empty(size, np.uint64), np.zeros(size, np.bool_), out)
+    return out

@@ -25,6 +25,7 @@ from ._common import _check_width, _helper, _Kernel, _uint_dtype, _unsigned_view
 __all__ = [
     "FASTLANES_CHUNK",
     "FL_ORDER",
+    "chunk_bit_widths_rows",
     "fastlanes_words_per_chunk",
     "fastlanes_pack",
     "fastlanes_unpack",
@@ -43,8 +44,8 @@ def fastlanes_words_per_chunk(width: int, bits: int) -> int:
     return FASTLANES_CHUNK * int(width) // int(bits)
 
 
-@_Kernel
-def _k_chunk_widths(arr, stop_at, out):
+@_helper
+def _row_widths(arr, stop_at, out):
     # out[c] = bit width of arr[c*1024 : (c+1)*1024] (the last chunk may be short). Returns
     # the chunks done: it stops after the first whose width reaches stop_at.
     n = arr.shape[0]
@@ -63,6 +64,18 @@ def _k_chunk_widths(arr, stop_at, out):
     return out.shape[0]
 
 
+@_Kernel
+def _k_chunk_widths(arr, stop_at, out):
+    return _row_widths(arr, stop_at, out)
+
+
+@_Kernel
+def _k_chunk_widths_rows(arr, stop_at, out, done):
+    # _row_widths of each row of the 2-D arr into that row of out; done[r]: its chunks done
+    for r in range(arr.shape[0]):
+        done[r] = _row_widths(arr[r], stop_at, out[r])
+
+
 def _chunk_bit_widths(arr: np.ndarray, stop_at: int = 65) -> np.ndarray:
     """Bit width of each 1024-value chunk of a 1-D unsigned array (the last chunk may be
     short: padding it with zeros would not change its width), in one pass and no copy.
@@ -73,6 +86,24 @@ def _chunk_bit_widths(arr: np.ndarray, stop_at: int = 65) -> np.ndarray:
     out = empty(-(-arr.size // FASTLANES_CHUNK), np.int64)
     done = _k_chunk_widths(arr, stop_at, out) if out.size else 0
     return out[:done]
+
+
+def chunk_bit_widths_rows(arr: np.ndarray, stop_at: int = 65) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_chunk_bit_widths` of each row of a 2-D unsigned array, in one compiled call:
+    ``(widths, done)``, row r's widths being ``widths[r, :done[r]]``.
+
+    Example::
+
+        >>> w, done = chunk_bit_widths_rows(np.array([[1, 2, 3], [255, 0, 0]], np.uint8), stop_at=8)
+        >>> w[0, :done[0]].tolist(), w[1, :done[1]].tolist()
+        ([2], [8])
+    """
+    rows, n = arr.shape
+    out = np.zeros((rows, -(-n // FASTLANES_CHUNK)), np.int64)
+    done = np.zeros(rows, np.int64)
+    if out.size:
+        _k_chunk_widths_rows(arr, stop_at, out, done)
+    return out, done
 
 
 def _pad_to_chunks(arr: np.ndarray) -> np.ndarray:

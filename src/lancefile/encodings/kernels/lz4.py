@@ -223,14 +223,24 @@ def _put_sequence(src, lit_start, lit, out, op, match):
 
 
 @_Kernel
-def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min, gap, align, fill):
+def _k_lz4_runs_many(src, starts, sizes, out, out_sizes, run_min, gap, align, fill, row_blocks, row_gap,
+                     row_align, row_fill):
     # Block c: [u32 size][LZ4 block] of src[starts[c]:][:sizes[c]], after block c-1 in out,
     # whose matches are runs of one byte (offset 1). Runs of run_min or more bytes are found
     # 8 bytes at a time: such a run fills at least one aligned 8-byte word. Each block is
     # preceded by ``gap`` bytes and followed by padding to a multiple of ``align`` (both
-    # ``fill``; the block's own size padded). Returns the bytes written.
+    # ``fill``; the block's own size padded). Every ``row_blocks`` blocks, a row starts: out
+    # is padded to a multiple of ``row_align``, then ``row_gap`` bytes left (both
+    # ``row_fill``). Returns the bytes written.
     op = 0
     for c in range(starts.shape[0]):
+        if c % row_blocks == 0:
+            while op % row_align:
+                out[op] = row_fill
+                op += 1
+            for k in range(row_gap):
+                out[op + k] = row_fill
+            op += row_gap
         s = starts[c]
         n = sizes[c]
         for k in range(gap):
@@ -275,7 +285,8 @@ def lz4_bound(n: int) -> int:
 
 def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
                            run_min: int = RUN_MIN, *, gap: int = 0, align: int = 1,
-                           fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                           fill: int = 0, rows: tuple[int, int, int, int] | None = None
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """Each ``src[starts[c]:][:sizes[c]]`` as Lance's LZ4 framing (``u32`` size, then one LZ4
     block) whose only matches are runs of one repeated byte: what compresses the constant
     streams of byte-stream-split floats, at a small part of a full LZ4 compressor's cost.
@@ -284,6 +295,9 @@ def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarra
     With ``gap``/``align``, each block is preceded by ``gap`` bytes and padded to a multiple
     of ``align`` (``fill`` bytes): block c then starts ``gap`` bytes after the padded end of
     block c-1, which is how a mini-block page lays out a chunk's header and its one buffer.
+    With ``rows = (blocks, gap, align, fill)``, the blocks are rows of ``blocks`` (pages),
+    each starting at a multiple of ``align`` after ``gap`` more bytes (room for the page's
+    metadata buffer), padding and gap filled with ``fill``.
 
     Example::
 
@@ -297,9 +311,12 @@ def lz4_compress_runs_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarra
 
     starts = np.ascontiguousarray(starts, np.int64)
     sizes = np.ascontiguousarray(sizes, np.int64)
-    out = empty(int((gap + 4 + sizes + sizes // 255 + 16 + align).sum()), np.uint8)
+    row_blocks, row_gap, row_align, row_fill = rows or (max(len(sizes), 1), 0, 1, 0)
+    nrows = -(-len(sizes) // row_blocks)
+    out = empty(int((gap + 4 + sizes + sizes // 255 + 16 + align).sum()) + nrows * (row_gap + row_align), np.uint8)
     out_sizes = np.zeros(len(sizes), np.int64)
-    total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min), int(gap), int(align), int(fill))
+    total = _k_lz4_runs_many(src, starts, sizes, out, out_sizes, int(run_min), int(gap), int(align), int(fill),
+                             int(row_blocks), int(row_gap), int(row_align), int(row_fill))
     return out[:total], out_sizes
 
 

@@ -180,6 +180,13 @@ def _repetition_index(rep: np.ndarray, max_rep: int, bounds: np.ndarray) -> np.n
     return np.stack([completed, leftover], axis=1).astype("<u8").reshape(-1)
 
 
+def miniblock_layout(encoding: pb.CompressiveEncoding, layers: list[int], num_buffers: int, num_items: int,
+                     large: bool) -> pb.MiniBlockLayout:
+    """A mini-block page's message, before its levels' and dictionary's fields."""
+    return pb.MiniBlockLayout(value_compression=encoding, layers=layers, num_buffers=num_buffers,
+                              num_items=num_items, has_large_chunk=large)
+
+
 def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=None,
                     coded_levels: bool = False) -> EncodedPage:
     """``dictionary``: ``(encoding, buffer, items)`` of a dictionary page (values are indices).
@@ -224,8 +231,7 @@ def _miniblock_page(sh: Shredded, mc: MiniChunks, grammar: Grammar, dictionary=N
             kernels.scatter_bytes(seg.data, seg.starts, seg.sizes, out, at, pad, _FILL)
             at = at + pad
     meta = words.astype("<u4" if large else "<u2")
-    layout = pb.MiniBlockLayout(value_compression=mc.encoding, layers=sh.layers, num_buffers=mc.num_buffers,
-                                num_items=int(counts.sum()), has_large_chunk=large)
+    layout = miniblock_layout(mc.encoding, sh.layers, mc.num_buffers, int(counts.sum()), large)
     if rep_enc is not None:
         layout.rep_compression.CopyFrom(rep_enc)
     if def_enc is not None:

@@ -1,0 +1,134 @@
+"""Many float columns' 2.1/2.2 pages at once: a wide table's write.
+
+A table of a thousand float columns is a thousand small pages, and encoding them one at a
+time is mostly Python between short compiled calls. Here the pages of many top-level
+float32/float64 columns without nulls, each one page of the same length, are encoded
+together: their values lie back to back in one buffer (one row of a matrix each), every
+test the page encoder runs on a page (constant? runs for RLE? bit-packed size? a
+dictionary?) runs on all rows in one vectorised or compiled step, and lancefile's float
+encoding (byte-stream-split under LZ4, :func:`~..compressive.encode_own.split_float_rows`)
+is one compiled pass for all of them.
+
+Only pages whose every test gives the common answer (not constant, no RLE, no dictionary,
+the split kept) are encoded here; for the others the caller goes the one-page way
+(:func:`~.encoder.encode_leaf_page`). Either way a page's bytes are the same: the file does
+not depend on which way it went (``tests/encodings/test_encode_many.py`` holds them equal).
+
+Example::
+
+    >>> import numpy as np, pyarrow as pa
+    >>> from lancefile.encodings.strategy import FieldParams, Strategy
+    >>> from lancefile.format.version import resolve_version
+    >>> cols = np.random.default_rng(0).random((3, 1000))
+    >>> cols[2] = 7.0  # a constant page: left to the one-page way
+    >>> data, placed = float_pages(pa.array(cols.reshape(-1)), 3, Strategy(FieldParams()),
+    ...                            resolve_version("2.2").grammar)
+    >>> [p is None for p in placed], placed[0][0].encoding.mini_block_layout.num_items
+    ([False, False, True], 1000)
+    >>> placed[0][1:], placed[1][1]  # buffer starts and sizes in data, 64-byte aligned
+    (([0, 64], [8, 7080]), [7168, 7232])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..._proto import encodings_v2_1_pb2 as pb
+from ...format.container import BUFFER_PAD_BYTE
+from ...format.version import Grammar
+from .. import kernels
+from ..compressive.chunks import FRAME_GAP, PAD_BYTE, split_counts
+from ..compressive.encode import bitpacking_plan_of
+from ..compressive.encode_own import BSS_CHUNK_BYTES, split_float_rows
+from ..page import EncodedPage
+from ..strategy import Strategy
+from .encoder import miniblock_layout
+from .repdef import Layer
+
+__all__ = ["float_pages", "many_float_type"]
+
+_FLOATS = (pa.float32(), pa.float64())
+_ALL_VALID = [int(Layer.ALL_VALID_ITEM)]
+
+
+def many_float_type(field_type: pa.DataType, strategy: Strategy, blob: bool) -> pa.DataType | None:
+    """The type of a top-level leaf column that :func:`float_pages` can encode (float32 or
+    float64, its field asking for nothing that rules out lancefile's float encoding), else
+    None. (What else a field may ask, an RLE threshold or a dictionary ratio, takes its page
+    the one-page way when it applies.)"""
+    if blob or field_type not in _FLOATS or not strategy.split_floats(field_type.bit_width, True):
+        return None
+    return field_type
+
+
+def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Grammar, alignment: int = 64
+                ) -> tuple[np.ndarray, list[tuple[EncodedPage, list[int], list[int]] | None]]:
+    """The pages of ``rows`` columns of as many float values, back to back in ``values``
+    (no nulls, at least two values a column, each column one page), encoded together:
+    ``(data, placed)``, where ``placed[r]`` is what :func:`~.encoder.encode_leaf_page` makes
+    of column ``r`` with where its buffers lie in ``data`` (starts, sizes), or None where that
+    takes another way than lancefile's float encoding (the caller encodes it alone).
+
+    ``data`` holds the pages as a file does (:meth:`~lancefile.sink.FileSink.add_laid_out`):
+    each buffer at a multiple of ``alignment``, the padding between them the sink's."""
+    bits = values.type.bit_width
+    w = bits // 8
+    n = len(values) // rows
+    if values.null_count or n < 2 or n * rows != len(values):
+        raise ValueError(f"float_pages: {len(values)} values with {values.null_count} nulls are not {rows} columns "
+                         "of two values or more without nulls")
+    words = np.frombuffer(values.buffers()[1], dtype=f"<u{w}", count=len(values), offset=values.offset * w)
+    words = words.reshape(rows, n)
+    ok = np.ones(rows, dtype=bool)
+    if grammar.constant_values:  # a constant page's first two values are equal
+        ok &= words[:, 0] != words[:, 1]
+    runs = np.count_nonzero(words[:, 1:] != words[:, :-1], axis=1) + 1
+    ok &= np.array([not strategy.use_rle(r, n) for r in runs.tolist()], dtype=bool)
+    if bits == 64:
+        ok &= strategy.no_fixed_dictionary_rows(words, True, grammar.general_blocks)
+    widths, done = kernels.chunk_bit_widths_rows(words, stop_at=bits)
+    best = []
+    for r, k in enumerate(done.tolist()):
+        plan = bitpacking_plan_of(widths[r, :k], bits, n)
+        best.append(n * w if plan is None else int(plan[1].sum()))
+    # each page: its metadata words (a u16|u32 a chunk), then its chunks, each buffer aligned
+    large = grammar.large_chunks
+    nc = len(split_counts(n, BSS_CHUNK_BYTES // w))
+    meta_bytes = nc * (4 if large else 2)
+    gap = meta_bytes + (-meta_bytes) % alignment
+    split = split_float_rows(words.view(np.uint8).reshape(-1), bits, rows, best, gap, alignment, BUFFER_PAD_BYTE)
+    ok &= split.keep
+    frames = FRAME_GAP + (split.sizes + 7) // 8 * 8  # a chunk's header and its padded buffer
+    cuts = np.cumsum(frames, axis=1) - frames
+    ends = frames.sum(axis=1).tolist()
+    page_at, at = [], 0
+    for length in ends:
+        at += (-at) % alignment
+        page_at.append(at)
+        at += gap + length
+    if at != len(split.packed):
+        raise AssertionError(f"float_pages: {len(split.packed)} bytes laid out, {at} planned")
+    page_at = np.array(page_at, dtype=np.int64)
+    counts = np.tile(split.counts, rows)
+    layout = kernels.miniblock_chunk_layout(np.stack([np.zeros(len(counts), np.int64), split.sizes.reshape(-1)]), 1,
+                                            large, counts)
+    if layout is None or layout[1] + (-layout[1]) % 8 != FRAME_GAP:
+        return split.packed, [None] * rows
+    head, head_len, _, _, words_meta = layout
+    words_meta = words_meta.reshape(rows, nc)
+    words_meta[:, -1] &= ~0xF  # a page's last chunk holds no log2 of its values (the kernel saw one page)
+    kernels.scatter_bytes(head, np.arange(len(counts), dtype=np.int64) * head_len, np.full(len(counts), head_len),
+                          split.packed, (cuts + (page_at + gap)[:, None]).reshape(-1), FRAME_GAP, PAD_BYTE)
+    meta = words_meta.astype("<u4" if large else "<u2").view(np.uint8)
+    split.packed[(page_at[:, None] + np.arange(meta_bytes)).reshape(-1)] = meta.reshape(-1)
+    message = pb.PageLayout(mini_block_layout=miniblock_layout(split.encoding, _ALL_VALID, 1, n, large))
+    placed: list = []
+    for r, (good, p, length) in enumerate(zip(ok.tolist(), page_at.tolist(), ends)):
+        if not good:
+            placed.append(None)
+            continue
+        d = p + gap
+        page = EncodedPage(message, [split.packed[p : p + meta_bytes], split.packed[d : d + length]], n, {1: cuts[r]})
+        placed.append((page, [p, d], [meta_bytes, length]))
+    return split.packed, placed
