@@ -292,8 +292,6 @@ class StatisticsCollector:
         the 2.0 size (measured at the bench's scale 1: numeric 102 -> 32 KB, 1,000 float
         columns 247 -> 150 KB; 2.2's choices come out larger than 2.1's on these tables).
         """
-        from .writer import embedded_file_bytes
-
         inner = "2.0" if version == "2.0" else "2.1"
         return STATISTICS_MAGIC + embedded_file_bytes(self.table(rows), version=inner)
 
@@ -511,3 +509,35 @@ def _truncate_max(x, limit: int):
             return bytes(b)
         b.pop()
     return None
+
+
+_EMBED_DIR: list[str] = []  # this process's private directory for embedded files, made once
+
+
+def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
+    """``table`` as the bytes of a small Lance file to embed in another file (statistics).
+
+    Made in a private temporary directory of this process (never beside the user's file,
+    removed at exit) under a unique name removed at once, and never synced to disk: the
+    file it goes into is. One directory per process: making and removing one per file
+    costs more than writing the file.
+    """
+    import atexit
+    import shutil
+    import tempfile
+
+    if not _EMBED_DIR or not os.path.isdir(_EMBED_DIR[0]):
+        _EMBED_DIR[:] = [tempfile.mkdtemp(prefix="lancefile-embedded-")]
+        atexit.register(shutil.rmtree, _EMBED_DIR[0], True)
+    from .writer import LanceFileWriter
+
+    w = LanceFileWriter(os.path.join(_EMBED_DIR[0], "embedded.lance"), table.schema, version=version,
+                        statistics=False)
+    try:
+        w.write_batch(table)
+        w._finish()
+        w._sink.flush()
+        with open(w._tmp, "rb") as fh:
+            return fh.read()
+    finally:
+        w.abort()

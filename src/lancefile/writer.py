@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from ._gcpause import gc_paused
 from ._proto import file2_pb2
-from .encodings.structural.encode_many import float_pages, many_float_type
+from .encodings.structural.encode_many import float_pages, group_fields, many_float_type
 from .encodings.versions import codec_for
 from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
@@ -134,36 +134,6 @@ def _has_extension(t: pa.DataType) -> bool:
     if pa.types.is_dictionary(t):
         return _has_extension(t.value_type)
     return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
-
-
-_EMBED_DIR: list[str] = []  # this process's private directory for embedded files, made once
-
-
-def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
-    """``table`` as the bytes of a small Lance file to embed in another file (statistics).
-
-    Made in a private temporary directory of this process (never beside the user's file,
-    removed at exit) under a unique name removed at once, and never synced to disk: the
-    file it goes into is. One directory per process: making and removing one per file
-    costs more than writing the file.
-    """
-    import atexit
-    import shutil
-    import tempfile
-
-    if not _EMBED_DIR or not os.path.isdir(_EMBED_DIR[0]):
-        _EMBED_DIR[:] = [tempfile.mkdtemp(prefix="lancefile-embedded-")]
-        atexit.register(shutil.rmtree, _EMBED_DIR[0], True)
-    w = LanceFileWriter(os.path.join(_EMBED_DIR[0], "embedded.lance"), table.schema, version=version,
-                        statistics=False)
-    try:
-        w.write_batch(table)
-        w._finish()
-        w._sink.flush()
-        with open(w._tmp, "rb") as fh:
-            return fh.read()
-    finally:
-        w.abort()
 
 
 def _combined(column: pa.ChunkedArray) -> pa.Array:
@@ -419,38 +389,15 @@ class LanceFileWriter:
         """Encode and write the pending data of ``fields``, in that order: runs of float
         fields that can be encoded together (:meth:`_flush_many`) as one, the others one
         at a time (:meth:`_flush_each`). The file's bytes are the same either way."""
-        others: list[int] = []
-        group: list[int] = []
-        key = None
-        rows = size = 0
+        def what(i: int):
+            parts = self._pending[i]
+            return self._many_keys[i], sum(len(p) for p in parts), any(p.null_count for p in parts)
 
-        def flush_group() -> None:
-            if len(group) > 1:
-                self._flush_each(others)
-                others.clear()
+        for together, group, rows in group_fields(fields, what, self.options.max_page_bytes, _MANY_BYTES):
+            if together:
                 self._flush_many(group, rows)
             else:
-                others.extend(group)
-            group.clear()
-
-        for i in fields:
-            k = self._many_keys[i]
-            parts = self._pending[i]
-            n = sum(len(p) for p in parts)
-            width = k[0].bit_width // 8 if k is not None else 0
-            if k is None or n < 2 or n * width + n // 8 + 1 > self.options.max_page_bytes \
-                    or any(p.null_count for p in parts):
-                flush_group()
-                others.append(i)
-                continue
-            if group and (k != key or n != rows or size + n * width > _MANY_BYTES):
-                flush_group()
-            if not group:
-                key, rows, size = k, n, 0
-            group.append(i)
-            size += n * width
-        flush_group()
-        self._flush_each(others)
+                self._flush_each(group)
 
     def _flush_many(self, fields: list[int], rows: int) -> None:
         """Float fields of ``rows`` values each, no nulls, one page each, sharing a type

@@ -46,7 +46,7 @@ from ..strategy import Strategy
 from .encoder import miniblock_layout
 from .repdef import Layer
 
-__all__ = ["float_pages", "many_float_type"]
+__all__ = ["float_pages", "group_fields", "many_float_type"]
 
 _FLOATS = (pa.float32(), pa.float64())
 _ALL_VALID = [int(Layer.ALL_VALID_ITEM)]
@@ -60,6 +60,56 @@ def many_float_type(field_type: pa.DataType, strategy: Strategy, blob: bool) -> 
     if blob or field_type not in _FLOATS or not strategy.split_floats(field_type.bit_width, True):
         return None
     return field_type
+
+
+def group_fields(fields, what, max_page_bytes: int, limit: int) -> list[tuple[bool, list[int], int]]:
+    """``fields`` (in order) as ``(together, fields, rows)`` steps, in order: runs of two or
+    more that :func:`float_pages` can encode together (``together``: ``rows`` values each),
+    up to ``limit`` bytes of values a run, and the others, to be encoded one at a time.
+    ``what(field)`` says ``(key, rows, has nulls)``: fields go together when they share a
+    key that is not None (their type first, then their options: :func:`many_float_type`), their row count
+    (two or more, one page of at most ``max_page_bytes``) and have no nulls.
+
+    Example::
+
+        >>> f8 = (pa.float64(),)
+        >>> info = {0: (f8, 10, False), 1: (f8, 10, False), 2: (None, 10, False), 3: (f8, 10, False),
+        ...         4: (f8, 10, True), 5: (f8, 10, False), 6: (f8, 9, False), 7: (f8, 9, False)}
+        >>> group_fields(range(8), info.get, 1000, 1000)
+        [(True, [0, 1], 10), (False, [2, 3, 4, 5], 0), (True, [6, 7], 9)]
+    """
+    steps: list[tuple[bool, list[int], int]] = []
+    others: list[int] = []
+    group: list[int] = []
+    key, rows, size = None, 0, 0
+
+    def close_group() -> None:
+        if len(group) > 1:
+            if others:
+                steps.append((False, others[:], 0))
+                others.clear()
+            steps.append((True, group[:], rows))
+        else:
+            others.extend(group)
+        group.clear()
+
+    for i in fields:
+        k, n, nulls = what(i)
+        width = 0 if k is None else k[0].bit_width // 8
+        if k is None or nulls or n < 2 or n * width + n // 8 + 1 > max_page_bytes:
+            close_group()
+            others.append(i)
+            continue
+        if group and (k != key or n != rows or size + n * width > limit):
+            close_group()
+        if not group:
+            key, rows, size = k, n, 0
+        group.append(i)
+        size += n * width
+    close_group()
+    if others:
+        steps.append((False, others, 0))
+    return steps
 
 
 def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Grammar, alignment: int = 64
