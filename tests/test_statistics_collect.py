@@ -360,3 +360,50 @@ def test_statistics_are_a_2_0_file_in_2_0_files_and_a_bit_packed_2_1_file_otherw
         assert zones.column("min").to_pylist() == [int(t.column("i").slice(a, 8192).to_numpy().min())
                                                    for a in range(0, n, 8192)]
     assert sizes["2.1"] == sizes["2.2"] < 0.5 * sizes["2.0"], sizes
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([np.float32, np.float64]), st.integers(1, 5), st.integers(1, 60), st.integers(1, 9),
+       st.lists(st.integers(0, 40), min_size=1, max_size=3), st.integers(0, 2**32 - 1))
+def test_add_columns_is_add_column_of_each(dtype, ncols, rows, zone, before, seed):
+    """Columns folded together (StatisticsCollector.add_columns, a wide write's floats) give
+    the zones folding them one at a time gives, from any position (a zone part-filled by
+    earlier rows, NaNs, infinities), and so the same statistics table."""
+    rng = np.random.default_rng(seed)
+    schema = pa.schema([pa.field(f"c{i}", pa.from_numpy_dtype(np.dtype(dtype))) for i in range(ncols)])
+    lance_schema = lancefile.format.schema.LanceSchema.from_arrow(schema)
+    together = statistics.StatisticsCollector(schema, lance_schema, zone_rows=zone)
+    alone = statistics.StatisticsCollector(schema, lance_schema, zone_rows=zone)
+    total = 0
+    for step, n in enumerate(before + [rows]):
+        mat = rng.normal(size=(ncols, n)).astype(dtype)
+        mat[rng.random(mat.shape) < 0.1] = np.nan
+        mat[rng.random(mat.shape) < 0.05] = np.inf
+        values = pa.array(mat.reshape(-1))
+        if step % 2 == 0 or step == len(before):
+            together.add_columns(list(range(ncols)), values, n)
+        else:
+            for i in range(ncols):
+                together.add_column(i, values.slice(i * n, n))
+        for i in range(ncols):
+            alone.add_column(i, values.slice(i * n, n))
+        total += n
+    for a, b in zip(together.acc, alone.acc):
+        for got, want in zip(a.zones(), b.zones()):
+            assert np.array_equal(got, want, equal_nan=True)
+    assert together.table(total).equals(alone.table(total))
+
+
+def test_add_columns_goes_one_at_a_time_when_it_cannot_fold_together():
+    """Positions that differ, nulls, integers: each column alone (the same zones)."""
+    schema = pa.schema([pa.field("a", pa.float64()), pa.field("b", pa.float64()), pa.field("i", pa.int64())])
+    lance_schema = lancefile.format.schema.LanceSchema.from_arrow(schema)
+    col = statistics.StatisticsCollector(schema, lance_schema, zone_rows=4)
+    col.add_column(0, pa.array([1.0, 2.0, 3.0]))  # a is 3 rows ahead of b
+    with mock.patch.object(statistics, "zone_bounds_rows", side_effect=AssertionError("not together")):
+        col.add_columns([0, 1], pa.array([5.0, 6.0, 7.0, 8.0]), 2)
+        col.add_columns([1, 0], pa.array([None, 6.0, 7.0, 8.0]), 2)
+        col.add_columns([2], pa.array([5, 6]), 2)
+    assert col.pos == {0: 7, 1: 4, 2: 2}
+    lo, hi, nulls, _, real = col.acc[1].zones()
+    assert (lo.tolist(), hi.tolist(), nulls.tolist(), real.tolist()) == ([6.0], [8.0], [1], [3])

@@ -408,11 +408,11 @@ class LanceFileWriter:
                   for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
         values = pa.concat_arrays(chunks)
         columns = [values.slice(r * rows, rows) for r in range(len(fields))]
-        for i, arr in zip(fields, columns):
+        for i in fields:
             self._pending[i] = []
             self._pending_bytes[i] = 0
-            if self._stats is not None:
-                self._stats.add_column(i, arr)
+        if self._stats is not None:
+            self._stats.add_columns(fields, values, rows)
         first = self._encoders[fields[0]]
         data, placed = float_pages(values, len(fields), first.strategies[0], first.grammar, self._sink.alignment)
         run: list = []  # pages written together (FileSink.add_laid_out), up to one encoded alone

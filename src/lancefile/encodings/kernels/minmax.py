@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _Kernel, load_u64
+from ._common import _helper, _Kernel, load_u64
 
 __all__ = ["binary_bounds", "binary_minmax_rows", "binary_minmax_rows_py", "zone_bounds", "zone_bounds_py",
-           "ZoneAccumulator"]
+           "zone_bounds_rows", "ZoneAccumulator"]
 
 _NO_BITMAP = np.zeros(1, dtype=np.uint8)
 # _PREFIX_MASKS[n]: the top n bytes of a 64-bit key (what a value of n < 8 bytes fills)
@@ -51,6 +51,42 @@ def zone_bounds(values, bitmap, bit_offset, has_bitmap, first, zone_rows, lo, hi
     at the type's largest / smallest value), ``nulls``, ``nans`` and ``real`` (values that are
     neither null nor NaN) are counts added to. ``bitmap``: Arrow validity bits, value ``j``
     at bit ``bit_offset + j``, read only when ``has_bitmap``."""
+    _fold_zones(values, bitmap, bit_offset, has_bitmap, first, zone_rows, lo, hi, nulls, nans, real)
+
+
+@_Kernel
+def _k_zone_bounds_rows(values, first, zone_rows, lo, hi, nulls, nans, real):
+    # zone_bounds of each row of the 2-D values (no bitmap) into that row of the others
+    for r in range(values.shape[0]):
+        _fold_zones(values[r], _NO_BITMAP, 0, False, first, zone_rows, lo[r], hi[r], nulls[r], nans[r], real[r])
+
+
+def zone_bounds_rows(values: np.ndarray, first: int, zone_rows: int) -> tuple[np.ndarray, ...]:
+    """:func:`zone_bounds` of each row of a 2-D array of numbers without nulls (the next rows
+    of as many columns, all from row ``first``), in one compiled call, into fresh zones:
+    ``(lo, hi, nulls, nans, real)``, each ``(rows, zones)``, zone 0 being the one holding
+    row ``first`` (:meth:`ZoneAccumulator.add_zones` folds a row of them into a column's).
+
+    Example::
+
+        >>> lo, hi, nulls, nans, real = zone_bounds_rows(np.array([[1.0, 4.0, 2.0], [np.nan, 0.5, 3.0]]), 1, 2)
+        >>> lo.tolist(), hi.tolist(), real.tolist()  # (a zone without a real value keeps the extremes)
+        ([[1.0, 2.0], [inf, 0.5]], [[1.0, 4.0], [-inf, 3.0]], [[1, 2], [0, 2]])
+    """
+    rows, n = values.shape
+    start = first - first % zone_rows
+    zones = (first + max(n, 1) - 1) // zone_rows - first // zone_rows + 1
+    top, bottom = _extremes(values.dtype)
+    lo = np.full((rows, zones), top, values.dtype)
+    hi = np.full((rows, zones), bottom, values.dtype)
+    counts = np.zeros((3, rows, zones), np.int64)
+    if values.size:
+        _k_zone_bounds_rows(values, first - start, zone_rows, lo, hi, counts[0], counts[1], counts[2])
+    return lo, hi, counts[0], counts[1], counts[2]
+
+
+@_helper
+def _fold_zones(values, bitmap, bit_offset, has_bitmap, first, zone_rows, lo, hi, nulls, nans, real):
     n = values.shape[0]
     i = 0
     while i < n:
@@ -151,6 +187,25 @@ class ZoneAccumulator:
         b, c = self.bounds, self.counts
         zone_bounds(values, bitmap if has else _NO_BITMAP, bit_offset, has, self.rows, self.zone_rows,
                     b[0], b[1], c[0], c[1], c[2])
+        self.rows += n
+
+    def add_zones(self, n: int, lo: np.ndarray, hi: np.ndarray, nulls: np.ndarray, nans: np.ndarray,
+                  real: np.ndarray) -> None:
+        """Fold in the zones of its next ``n`` rows, made apart (a row of :func:`zone_bounds_rows`
+        from this column's position): what :meth:`add` of those rows does."""
+        if n == 0:
+            return
+        z0 = self.rows // self.zone_rows
+        z1 = (self.rows + n - 1) // self.zone_rows + 1
+        if len(lo) != z1 - z0:
+            raise ValueError(f"{len(lo)} zones for rows {self.rows}..{self.rows + n}, which span {z1 - z0}")
+        self._grow(z1)
+        b, c = self.bounds, self.counts
+        np.minimum(b[0, z0:z1], lo, out=b[0, z0:z1])
+        np.maximum(b[1, z0:z1], hi, out=b[1, z0:z1])
+        c[0, z0:z1] += nulls
+        c[1, z0:z1] += nans
+        c[2, z0:z1] += real
         self.rows += n
 
     def zones(self) -> tuple[np.ndarray, ...]:
