@@ -25,7 +25,7 @@ import numpy as np
 from ._proto import file2_pb2
 from .encodings.page import EncodedPage
 from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_checksum_buffer,
-                               buffer_size as checksum_buffer_size, hash_pieces, segment_hashes, segment_spans,
+                               buffer_size as checksum_buffer_size, hash_pieces, segment_hashes, segment_spans_many,
                                span_hashes)
 from .format.container import (ARRAY_ENCODING_URL, BUFFER_PAD_BYTE, BufferRef, Footer, encode_footer,
                                encode_offset_table, pack_any)
@@ -212,17 +212,25 @@ class FileSink:
         self.align()
         base = self.write(data[lo:hi]) - lo
         if self.hasher is not None:
-            spans = []
+            small_at, small_size = [], []  # buffers of at most a block, hashed whole
+            cuts, counts, lengths, bases = [], [], [], []  # buffers hashed in segments
             for _col, page, starts, sizes in pages:
                 for k, (start, size) in enumerate(zip(starts, sizes)):
                     if 0 < size <= BLOCK_BYTES:
-                        spans.append((np.array([start]), np.array([size])))
+                        small_at.append(start)
+                        small_size.append(size)
                     elif k in page.cuts and not isinstance(page.buffers[k], list):
-                        seg_starts, seg_sizes = segment_spans(page.cuts[k], size)
-                        spans.append((seg_starts + start, seg_sizes))
-            if spans:
-                starts = np.concatenate([s for s, _ in spans]).astype(np.int64)
-                sizes = np.concatenate([z for _, z in spans]).astype(np.int64)
+                        cuts.append(page.cuts[k])
+                        counts.append(len(page.cuts[k]))
+                        lengths.append(size)
+                        bases.append(start)
+            seg_at, seg_size = segment_spans_many(np.concatenate(cuts) if cuts else np.zeros(0, np.int64), counts,
+                                                  lengths, bases)
+            starts = np.concatenate([np.array(small_at, np.int64), seg_at])
+            order = np.argsort(starts, kind="stable")  # (the checksum buffer lists them in file order)
+            starts = starts[order]
+            sizes = np.concatenate([np.array(small_size, np.int64), seg_size])[order]
+            if len(starts):
                 self.small.append((starts + base, sizes, span_hashes(memoryview(data), starts, sizes)))
                 self.num_small += len(starts)
         for col, page, starts, sizes in pages:
@@ -233,7 +241,8 @@ class FileSink:
             buffer_offsets=positions,
             buffer_sizes=sizes,
             length=page.length,
-            encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(encoding=pack_any(self.page_url, page.encoding))),
+            encoding=file2_pb2.Encoding(direct=file2_pb2.DirectEncoding(
+                encoding=pack_any(self.page_url, page.encoding))),
             priority=0,
         ))
 

@@ -206,14 +206,39 @@ def segment_spans(cuts, length: int, target: int = SEGMENT_BYTES) -> tuple[np.nd
     """``(starts, sizes)`` in the buffer of the segments :func:`segment_hashes` hashes (none
     for a buffer of at most ``target`` bytes)."""
     cuts = np.asarray(cuts, np.int64)
-    if not len(cuts) or length <= target:
-        empty = np.zeros(0, np.int64)
-        return empty, empty
+    return segment_spans_many(cuts, np.array([len(cuts)]), np.array([length]), np.zeros(1, np.int64), target)
+
+
+def segment_spans_many(cuts, counts, lengths, bases, target: int = SEGMENT_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`segment_spans` of many buffers at once: buffer ``b`` has ``counts[b]`` of the
+    ``cuts`` (in turn), ``lengths[b]`` bytes and lies at ``bases[b]``; the segments' starts
+    come out at those places, buffer after buffer.
+
+    Example::
+
+        >>> segment_spans_many(np.array([0, 3000, 6000, 9000, 0, 100]), np.array([4, 2]), np.array([10_000, 5_000]),
+        ...                    np.array([0, 20_000]), 4096)
+        (array([    0,  6000,  9000, 20000]), array([6000, 3000, 1000, 5000]))
+    """
+    cuts = np.asarray(cuts, np.int64)
+    counts = np.asarray(counts, np.int64)
+    lengths = np.asarray(lengths, np.int64)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    big = lengths > target  # a buffer of at most target bytes has no segments
     group = cuts // target
-    starts = cuts[np.flatnonzero(np.diff(group, prepend=-1))]
-    sizes = np.diff(np.append(starts, length))
+    first = np.ones(len(cuts), dtype=bool)
+    if len(cuts):
+        first[1:] = (owner[1:] != owner[:-1]) | (group[1:] != group[:-1])
+    first &= big[owner]
+    at = np.flatnonzero(first)
+    starts, who = cuts[at], owner[at]
+    ends = np.empty(len(at), np.int64)
+    if len(at):
+        ends[:-1] = np.where(who[1:] == who[:-1], starts[1:], lengths[who[:-1]])
+        ends[-1] = lengths[who[-1]]
+    sizes = ends - starts
     keep = (sizes > 0) & (sizes <= SEGMENT_MAX_BYTES)
-    return starts[keep], sizes[keep]
+    return starts[keep] + np.asarray(bases, np.int64)[who[keep]], sizes[keep]
 
 
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
