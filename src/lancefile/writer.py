@@ -414,16 +414,22 @@ class LanceFileWriter:
         if self._stats is not None:
             self._stats.add_columns(fields, values, rows)
         first = self._encoders[fields[0]]
-        data, placed = float_pages(values, len(fields), first.strategies[0], first.grammar, self._sink.alignment)
-        run: list = []  # pages written together (FileSink.add_laid_out), up to one encoded alone
+        placed = float_pages(values, len(fields), first.strategies[0], first.grammar, self._sink.alignment)
+        run: list = []  # pages in one array, written together (FileSink.add_laid_out)
+        data = None
         for i, arr, got in zip(fields, columns, placed):
-            if got is not None:
-                run.append((self._encoders[i].columns[0], *got))
+            if got is not None and got[1] is data:
+                run.append((self._encoders[i].columns[0], got[0], *got[2:]))
                 continue
+            if run:
+                self._sink.add_laid_out(data, run)
+            run, data = [], None
+            if got is None:
+                self._encoders[i].encode(arr, self._sink)
+            else:
+                run, data = [(self._encoders[i].columns[0], got[0], *got[2:])], got[1]
+        if run:
             self._sink.add_laid_out(data, run)
-            run = []
-            self._encoders[i].encode(arr, self._sink)
-        self._sink.add_laid_out(data, run)
 
     def _flush_each(self, fields) -> None:
         """Encode and write the pending data of ``fields``, one after the other.

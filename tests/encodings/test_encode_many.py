@@ -67,14 +67,16 @@ def test_pages_are_the_one_page_ways(version, dtype, n, params):
     values = _matrix(n, dtype, seed=n)
     rows = len(values) // n
     strategy = Strategy(params)
-    data, placed = float_pages(values, rows, strategy, grammar, alignment=64)
+    placed = float_pages(values, rows, strategy, grammar, alignment=64)
+    arrays = {id(got[1]) for got in placed if got is not None}
+    assert len(arrays) <= (2 if values.nbytes >= 1 << 20 else 1)  # large: two halves, split on two threads
     together = 0
     for r, got in enumerate(placed):
         alone = encode_leaf_page(Shredded(None, None, values.slice(r * n, n), [1], n), strategy, grammar)
         if got is None:  # a test said another way, or was unsure: the caller encodes it alone
             continue
         together += 1
-        page, starts, sizes = got
+        page, data, starts, sizes = got
         assert page.encoding.SerializeToString() == alone.encoding.SerializeToString()
         assert [_bytes(b) for b in page.buffers] == [_bytes(b) for b in alone.buffers]
         assert page.cuts.keys() == alone.cuts.keys() and all(np.array_equal(page.cuts[k], alone.cuts[k])
@@ -105,7 +107,7 @@ def test_pages_go_together_unless_a_test_says_otherwise():
         cols = rng.random((5, n))
         cols[1, : n // 2] = 0.25
         values = pa.array(cols.reshape(-1))
-        _, placed = float_pages(values, 5, Strategy(FieldParams()), grammar)
+        placed = float_pages(values, 5, Strategy(FieldParams()), grammar)
         for r, got in enumerate(placed):
             alone = encode_leaf_page(Shredded(None, None, values.slice(r * n, n), [1], n), Strategy(FieldParams()),
                                      grammar)
@@ -307,3 +309,25 @@ def test_sink_add_pages_writes_what_add_page_writes(tmp_path):
         outs.append(((tmp_path / name).read_bytes(), small, [[p.SerializeToString() for p in c] for c in sink.pages]))
         sink.file.close()
     assert outs[0] == outs[1]
+
+
+def test_two_halves_and_pages_left_out_at_their_edges(tmp_path, monkeypatch):
+    """A group large enough for two threads (two arrays of pages), with pages that go alone
+    at both ends of each half: the file is the one written a field at a time."""
+    rng = np.random.default_rng(8)
+    cols = {f"f{i}": rng.random(10_000) for i in range(40)}
+    for i in (0, 19, 20, 39):
+        cols[f"f{i}"] = np.full(10_000, float(i))
+    cols["f7"] = np.repeat(rng.random(100), 100)
+    t = pa.table(cols)
+    arrays = []
+    real = W.float_pages
+    monkeypatch.setattr(W, "float_pages", lambda *a, **k: arrays.append(real(*a, **k)) or arrays[-1])
+    lancefile.write_table(t, tmp_path / "together.lance")
+    (placed,) = arrays
+    assert len({id(got[1]) for got in placed if got is not None}) == 2
+    assert [r for r, got in enumerate(placed) if got is None] == [0, 7, 19, 20, 39]
+    monkeypatch.setattr(W, "_MANY_BYTES", 0)
+    lancefile.write_table(t, tmp_path / "alone.lance")
+    assert (tmp_path / "together.lance").read_bytes() == (tmp_path / "alone.lance").read_bytes()
+    assert reference_read(tmp_path / "together.lance").equals(t)

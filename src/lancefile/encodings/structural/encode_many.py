@@ -21,11 +21,10 @@ Example::
     >>> from lancefile.format.version import resolve_version
     >>> cols = np.random.default_rng(0).random((3, 1000))
     >>> cols[2] = 7.0  # a constant page: left to the one-page way
-    >>> data, placed = float_pages(pa.array(cols.reshape(-1)), 3, Strategy(FieldParams()),
-    ...                            resolve_version("2.2").grammar)
+    >>> placed = float_pages(pa.array(cols.reshape(-1)), 3, Strategy(FieldParams()), resolve_version("2.2").grammar)
     >>> [p is None for p in placed], placed[0][0].encoding.mini_block_layout.num_items
     ([False, False, True], 1000)
-    >>> placed[0][1:], placed[1][1]  # buffer starts and sizes in data, 64-byte aligned
+    >>> placed[0][2:], placed[1][2]  # buffer starts and sizes in their array, 64-byte aligned
     (([0, 64], [8, 7080]), [7168, 7232])
 """
 
@@ -38,6 +37,7 @@ from ..._proto import encodings_v2_1_pb2 as pb
 from ...format.container import BUFFER_PAD_BYTE
 from ...format.version import Grammar
 from .. import kernels
+from ..kernels._common import run_parallel
 from ..compressive.chunks import FRAME_GAP, PAD_BYTE, split_counts
 from ..compressive.encode import bitpacking_plan_of
 from ..compressive.encode_own import BSS_CHUNK_BYTES, split_float_rows
@@ -112,16 +112,20 @@ def group_fields(fields, what, max_page_bytes: int, limit: int) -> list[tuple[bo
     return steps
 
 
+_PARALLEL_BYTES = 1 << 20  # values split and compressed by two threads, half the pages each, from this many bytes
+
+
 def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Grammar, alignment: int = 64
-                ) -> tuple[np.ndarray, list[tuple[EncodedPage, list[int], list[int]] | None]]:
+                ) -> list[tuple[EncodedPage, np.ndarray, list[int], list[int]] | None]:
     """The pages of ``rows`` columns of as many float values, back to back in ``values``
     (no nulls, at least two values a column, each column one page), encoded together:
-    ``(data, placed)``, where ``placed[r]`` is what :func:`~.encoder.encode_leaf_page` makes
-    of column ``r`` with where its buffers lie in ``data`` (starts, sizes), or None where that
-    takes another way than lancefile's float encoding (the caller encodes it alone).
+    entry ``r`` is what :func:`~.encoder.encode_leaf_page` makes of column ``r``, with the
+    array its buffers lie in and where (starts, sizes), or None where that takes another
+    way than lancefile's float encoding (the caller encodes it alone).
 
-    ``data`` holds the pages as a file does (:meth:`~lancefile.sink.FileSink.add_laid_out`):
-    each buffer at a multiple of ``alignment``, the padding between them the sink's."""
+    The array holds the pages as a file does (:meth:`~lancefile.sink.FileSink.add_laid_out`):
+    each buffer at a multiple of ``alignment``, the padding between them the sink's. (Large
+    groups are split and compressed by two threads, half the pages in each of two arrays.)"""
     bits = values.type.bit_width
     w = bits // 8
     n = len(values) // rows
@@ -143,12 +147,28 @@ def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Gramma
         plan = bitpacking_plan_of(widths[r, :k], bits, n)
         best.append(n * w if plan is None else int(plan[1].sum()))
     # each page: its metadata words (a u16|u32 a chunk), then its chunks, each buffer aligned
-    large = grammar.large_chunks
     nc = len(split_counts(n, BSS_CHUNK_BYTES // w))
-    meta_bytes = nc * (4 if large else 2)
+    meta_bytes = nc * (4 if grammar.large_chunks else 2)
     gap = meta_bytes + (-meta_bytes) % alignment
-    split = split_float_rows(words.view(np.uint8).reshape(-1), bits, rows, best, gap, alignment, BUFFER_PAD_BYTE)
-    ok &= split.keep
+    halves = [(0, rows)]
+    if rows >= 4 and words.nbytes >= _PARALLEL_BYTES:
+        halves = [(0, rows // 2), (rows // 2, rows)]
+    splits = run_parallel(lambda half: split_float_rows(words[half[0] : half[1]].view(np.uint8).reshape(-1), bits,
+                                                        half[1] - half[0], best[half[0] : half[1]], gap, alignment,
+                                                        BUFFER_PAD_BYTE), halves)
+    message = pb.PageLayout(mini_block_layout=miniblock_layout(splits[0].encoding, _ALL_VALID, 1, n,
+                                                               grammar.large_chunks))
+    placed: list = []
+    for (r0, r1), split in zip(halves, splits):
+        placed += _lay_out(split, ok[r0:r1] & split.keep, message, meta_bytes, gap, alignment, grammar.large_chunks)
+    return placed
+
+
+def _lay_out(split, ok: np.ndarray, message, meta_bytes: int, gap: int, alignment: int, large: bool) -> list:
+    """The pages of :func:`split_float_rows`' chunks, their headers and metadata written into
+    the room it left (``ok``: which pages to keep; the others' entries are None)."""
+    rows, nc = split.sizes.shape
+    n = int(split.counts.sum())
     frames = FRAME_GAP + (split.sizes + 7) // 8 * 8  # a chunk's header and its padded buffer
     cuts = np.cumsum(frames, axis=1) - frames
     ends = frames.sum(axis=1).tolist()
@@ -164,7 +184,7 @@ def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Gramma
     layout = kernels.miniblock_chunk_layout(np.stack([np.zeros(len(counts), np.int64), split.sizes.reshape(-1)]), 1,
                                             large, counts)
     if layout is None or layout[1] + (-layout[1]) % 8 != FRAME_GAP:
-        return split.packed, [None] * rows
+        return [None] * rows
     head, head_len, _, _, words_meta = layout
     words_meta = words_meta.reshape(rows, nc)
     words_meta[:, -1] &= ~0xF  # a page's last chunk holds no log2 of its values (the kernel saw one page)
@@ -172,13 +192,13 @@ def float_pages(values: pa.Array, rows: int, strategy: Strategy, grammar: Gramma
                           split.packed, (cuts + (page_at + gap)[:, None]).reshape(-1), FRAME_GAP, PAD_BYTE)
     meta = words_meta.astype("<u4" if large else "<u2").view(np.uint8)
     split.packed[(page_at[:, None] + np.arange(meta_bytes)).reshape(-1)] = meta.reshape(-1)
-    message = pb.PageLayout(mini_block_layout=miniblock_layout(split.encoding, _ALL_VALID, 1, n, large))
+    data = split.packed
     placed: list = []
     for r, (good, p, length) in enumerate(zip(ok.tolist(), page_at.tolist(), ends)):
         if not good:
             placed.append(None)
             continue
         d = p + gap
-        page = EncodedPage(message, [split.packed[p : p + meta_bytes], split.packed[d : d + length]], n, {1: cuts[r]})
-        placed.append((page, [p, d], [meta_bytes, length]))
-    return split.packed, placed
+        page = EncodedPage(message, [data[p : p + meta_bytes], data[d : d + length]], n, {1: cuts[r]})
+        placed.append((page, data, [p, d], [meta_bytes, length]))
+    return placed
