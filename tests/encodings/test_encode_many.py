@@ -311,14 +311,15 @@ def test_sink_add_pages_writes_what_add_page_writes(tmp_path):
     assert outs[0] == outs[1]
 
 
-def test_two_halves_and_pages_left_out_at_their_edges(tmp_path, monkeypatch):
+@pytest.mark.parametrize("alone_at", [(0, 7, 19, 20, 39), (3,)])
+def test_two_halves_and_pages_left_out_at_their_edges(tmp_path, monkeypatch, alone_at):
     """A group large enough for two threads (two arrays of pages), with pages that go alone
-    at both ends of each half: the file is the one written a field at a time."""
+    at both ends of each half, or none where the halves meet: the file is the one written
+    a field at a time."""
     rng = np.random.default_rng(8)
     cols = {f"f{i}": rng.random(10_000) for i in range(40)}
-    for i in (0, 19, 20, 39):
-        cols[f"f{i}"] = np.full(10_000, float(i))
-    cols["f7"] = np.repeat(rng.random(100), 100)
+    for i in alone_at:
+        cols[f"f{i}"] = np.full(10_000, float(i)) if i != 7 else np.repeat(rng.random(100), 100)
     t = pa.table(cols)
     arrays = []
     real = W.float_pages
@@ -326,7 +327,7 @@ def test_two_halves_and_pages_left_out_at_their_edges(tmp_path, monkeypatch):
     lancefile.write_table(t, tmp_path / "together.lance")
     (placed,) = arrays
     assert len({id(got[1]) for got in placed if got is not None}) == 2
-    assert [r for r, got in enumerate(placed) if got is None] == [0, 7, 19, 20, 39]
+    assert [r for r, got in enumerate(placed) if got is None] == list(alone_at)
     monkeypatch.setattr(W, "_MANY_BYTES", 0)
     lancefile.write_table(t, tmp_path / "alone.lance")
     assert (tmp_path / "together.lance").read_bytes() == (tmp_path / "alone.lance").read_bytes()
