@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lancefile
 from lancefile import writer as W
@@ -332,3 +334,41 @@ def test_two_halves_and_pages_left_out_at_their_edges(tmp_path, monkeypatch, alo
     lancefile.write_table(t, tmp_path / "alone.lance")
     assert (tmp_path / "together.lance").read_bytes() == (tmp_path / "alone.lance").read_bytes()
     assert reference_read(tmp_path / "together.lance").equals(t)
+
+
+@st.composite
+def _float_tables(draw):
+    """Tables of float columns of every kind above, some with nulls, some float32, some
+    with an RLE threshold of their own, in any order; and a version."""
+    n = draw(st.integers(2, 3_000))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    cols, fields = [], []
+    for i in range(draw(st.integers(2, 12))):
+        values = _column(draw(st.integers(0, 8)), n, rng)
+        dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
+        with np.errstate(over="ignore"):
+            arr = pa.array(values.astype(dtype), mask=(rng.random(n) < 0.05) if draw(st.booleans()) and i % 3 == 0
+                           else None)
+        md = {"lance-encoding:rle-threshold": "0.1"} if draw(st.integers(0, 5)) == 0 else None
+        cols.append(arr)
+        fields.append(pa.field(f"c{i}", arr.type, metadata=md))
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields)), draw(st.sampled_from(["2.1", "2.2"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_float_tables())
+def test_any_float_table_is_the_same_file_either_way(tmp_path, monkeypatch, case):
+    t, version = case
+    together, alone = tmp_path / "together.lance", tmp_path / "alone.lance"
+    for p in (together, alone):
+        if p.exists():
+            p.unlink()
+    lancefile.write_table(t, together, version=version)
+    with monkeypatch.context() as m:
+        m.setattr(W, "_MANY_BYTES", 0)
+        lancefile.write_table(t, alone, version=version)
+    assert together.read_bytes() == alone.read_bytes()
+    got = lancefile.read_table(together)
+    assert got.schema.equals(t.schema) and all(
+        np.array_equal(got.column(i).to_numpy(zero_copy_only=False), t.column(i).to_numpy(zero_copy_only=False),
+                       equal_nan=True) for i in range(t.num_columns))
