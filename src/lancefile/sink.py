@@ -175,30 +175,6 @@ class FileSink:
                     self.num_small += len(got[0])
         self._record(column, page, [r.position for r in refs], [r.size for r in refs])
 
-    def add_pages(self, pages: list[tuple[int, EncodedPage]]) -> None:
-        """:meth:`add_page` of each ``(column, page)`` in turn, the same bytes in the file, but
-        their buffers copied into one array first (:meth:`add_laid_out`): many small pages
-        cost a few steps, not a few a buffer."""
-        a = self.alignment
-        placed = []  # (column, page, [start in the array of each buffer], [its size], [its bytes])
-        at = 0
-        for col, page in pages:
-            views = [_as_bytes(b) for b in page.buffers]
-            starts = []
-            for v in views:
-                at += (-at) % a
-                starts.append(at)
-                at += len(v)
-            placed.append((col, page, starts, [len(v) for v in views], views))
-        out = np.empty(at, np.uint8)
-        end = 0
-        for _col, _page, starts, sizes, views in placed:
-            for start, size, v in zip(starts, sizes, views):
-                out[end:start] = PAD_BYTE
-                out[start : start + size] = v
-                end = start + size
-        self.add_laid_out(out, [entry[:4] for entry in placed])
-
     def add_laid_out(self, data: np.ndarray, pages: list[tuple[int, EncodedPage, list[int], list[int]]]) -> None:
         """Pages whose buffers lie in ``data`` as :meth:`add_page` would write them one after
         the other (``(column, page, starts, sizes)``: where each buffer lies; the first at a
@@ -316,15 +292,6 @@ class FileSink:
             out[dest] = data
             self.write(out)
         return base + starts
-
-
-def _as_bytes(buf) -> np.ndarray:
-    """A page buffer (bytes-like, or a list of pieces back to back) as one uint8 array."""
-    if isinstance(buf, list):
-        return np.concatenate([_as_bytes(p) for p in buf]) if buf else np.zeros(0, np.uint8)
-    if isinstance(buf, np.ndarray):
-        return np.ascontiguousarray(buf).reshape(-1).view(np.uint8)
-    return np.frombuffer(buf, np.uint8)
 
 
 def _settle(running) -> None:

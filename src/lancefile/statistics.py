@@ -198,14 +198,12 @@ class StatisticsCollector:
         back in ``values`` (one number type, no nulls): their zones made in one compiled
         call when the columns are plain numbers at one position (a wide table's floats),
         else one column at a time."""
-        fields = [self.by_column.get(i) for i in indices]
-        accs = [self.acc[ks[0]] if ks and len(ks) == 1 and len(self.fields[ks[0]].steps) == 1 else None
-                for ks in fields]
+        ks = [self.by_column.get(i) for i in indices]
+        accs = [self.acc[k[0]] if k and len(k) == 1 and len(self.fields[k[0]].steps) == 1 else None for k in ks]
         positions = {self.pos.get(i) for i in indices}
-        dtype = accs[0].dtype if isinstance(accs[0], ZoneAccumulator) else None
-        if values.null_count or len(positions) != 1 or dtype is None or values.type.bit_width != dtype.itemsize * 8 \
-                or not pa.types.is_floating(values.type) or any(not isinstance(a, ZoneAccumulator) or a.dtype != dtype
-                                                                 for a in accs):
+        dtype = np.dtype(values.type.to_pandas_dtype()) if pa.types.is_floating(values.type) else None
+        if values.null_count or len(positions) != 1 or any(not isinstance(a, ZoneAccumulator) or a.dtype != dtype
+                                                           for a in accs):
             for r, i in enumerate(indices):
                 self.add_column(i, values.slice(r * rows, rows))
             return

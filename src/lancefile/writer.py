@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from ._gcpause import gc_paused
 from ._proto import file2_pb2
-from .encodings.structural.encode_many import float_pages, group_fields, many_float_type
+from .encodings.structural.encode_many import float_pages, group_fields, many_key
 from .encodings.versions import codec_for
 from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
@@ -270,13 +270,8 @@ class LanceFileWriter:
             i: f.to_arrow().type for i, f in enumerate(lance_schema.fields) if _has_extension(schema.field(i).type)
         }
         # fields whose pages may be encoded many at once (_flush_many): what they share
-        self._many_keys = [None] * len(schema)
-        if self.version.grammar is not None:
-            for i, (f, enc) in enumerate(zip(lance_schema.fields, self._encoders)):
-                if i not in self._storage_types and len(enc.columns) == 1 and not f.children:
-                    kind = many_float_type(schema.field(i).type, enc.strategies[0], enc.blobs[0])
-                    if kind is not None:
-                        self._many_keys[i] = (kind, enc.strategies[0].params, enc.strategies[0].own_choices)
+        self._many_keys = [None if self.version.grammar is None else many_key(f.type, enc.strategies[0], enc.blobs[0])
+                           for f, enc in zip(schema, self._encoders)]
         _warn_stored_types(schema)
         sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
         self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
@@ -407,7 +402,6 @@ class LanceFileWriter:
         chunks = [c for i in fields for p in self._pending[i]
                   for c in (p.chunks if isinstance(p, pa.ChunkedArray) else [p])]
         values = pa.concat_arrays(chunks)
-        columns = [values.slice(r * rows, rows) for r in range(len(fields))]
         for i in fields:
             self._pending[i] = []
             self._pending_bytes[i] = 0
@@ -415,21 +409,19 @@ class LanceFileWriter:
             self._stats.add_columns(fields, values, rows)
         first = self._encoders[fields[0]]
         placed = float_pages(values, len(fields), first.strategies[0], first.grammar, self._sink.alignment)
-        run: list = []  # pages in one array, written together (FileSink.add_laid_out)
-        data = None
-        for i, arr, got in zip(fields, columns, placed):
-            if got is not None and got[1] is data:
-                run.append((self._encoders[i].columns[0], got[0], *got[2:]))
-                continue
-            if run:
+        run, data = [], None  # pages lying in one array, written together (FileSink.add_laid_out)
+        for r, (i, got) in enumerate(zip(fields, placed)):
+            if got is None:  # encoded alone
                 self._sink.add_laid_out(data, run)
-            run, data = [], None
-            if got is None:
-                self._encoders[i].encode(arr, self._sink)
-            else:
-                run, data = [(self._encoders[i].columns[0], got[0], *got[2:])], got[1]
-        if run:
-            self._sink.add_laid_out(data, run)
+                run = []
+                self._encoders[i].encode(values.slice(r * rows, rows), self._sink)
+                continue
+            page, array, starts, sizes = got
+            if array is not data:
+                self._sink.add_laid_out(data, run)
+                run, data = [], array
+            run.append((self._encoders[i].columns[0], page, starts, sizes))
+        self._sink.add_laid_out(data, run)
 
     def _flush_each(self, fields) -> None:
         """Encode and write the pending data of ``fields``, one after the other.

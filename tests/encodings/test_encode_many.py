@@ -16,7 +16,7 @@ from lancefile.encodings import kernels
 from lancefile.encodings.compressive.encode_own import split_float_rows
 from lancefile.encodings.kernels.fastlanes import _chunk_bit_widths
 from lancefile.encodings.strategy import FieldParams, Strategy
-from lancefile.encodings.structural.encode_many import float_pages, many_float_type
+from lancefile.encodings.structural.encode_many import float_pages, many_key
 from lancefile.encodings.structural.encoder import encode_leaf_page
 from lancefile.encodings.structural.shred import Shredded
 from lancefile.format.version import resolve_version
@@ -129,16 +129,18 @@ def test_float_pages_refuses_nulls_and_uneven_columns():
         float_pages(pa.array([1.0, 2.0, 3.0]), 2, Strategy(FieldParams()), grammar)
 
 
-def test_many_float_type():
+def test_many_key():
     own = Strategy(FieldParams())
-    assert many_float_type(pa.float64(), own, False) == pa.float64()
-    assert many_float_type(pa.float32(), own, False) == pa.float32()
-    assert many_float_type(pa.float16(), own, False) is None
-    assert many_float_type(pa.int64(), own, False) is None
-    assert many_float_type(pa.float64(), own, True) is None  # a blob
-    assert many_float_type(pa.float64(), Strategy(FieldParams(), own_choices=False), False) is None
-    assert many_float_type(pa.float64(), Strategy(FieldParams(compression="zstd")), False) is None
-    assert many_float_type(pa.float64(), Strategy(FieldParams(rle_threshold=0.1)), False) == pa.float64()
+    assert many_key(pa.float64(), own, False) == (pa.float64(), FieldParams(), True)
+    assert many_key(pa.float32(), own, False)[0] == pa.float32()
+    assert many_key(pa.float16(), own, False) is None
+    assert many_key(pa.int64(), own, False) is None
+    assert many_key(pa.struct([("x", pa.float64())]), own, False) is None
+    assert many_key(pa.float64(), own, True) is None  # a blob
+    assert many_key(pa.float64(), Strategy(FieldParams(), own_choices=False), False) is None
+    assert many_key(pa.float64(), Strategy(FieldParams(compression="zstd")), False) is None
+    # an RLE threshold of its own: a group of its own (the key differs)
+    assert many_key(pa.float64(), Strategy(FieldParams(rle_threshold=0.1)), False) != many_key(pa.float64(), own, False)
 
 
 def _mixed_table(n: int, seed: int) -> pa.Table:
@@ -284,11 +286,14 @@ def test_split_float_rows_keep_what_one_page_keeps():
     assert got.keep.tolist() == want == [True, False, False]
 
 
-def test_sink_add_pages_writes_what_add_page_writes(tmp_path):
-    """Pages added together (copied into one array) give the file and checksums that adding
-    them one by one gives: small buffers, buffers in pieces, empty ones, chunk cuts."""
+def test_sink_add_laid_out_writes_what_add_page_writes(tmp_path):
+    """Pages whose buffers lie in one array as add_page would write them (each at the next
+    multiple of the alignment, the sink's pad byte between; here after 128 bytes the run
+    does not use) give the file, checksum entries and page messages that adding them one
+    by one gives: small buffers, buffers in pieces, empty ones, chunk cuts."""
     from lancefile.encodings.page import EncodedPage
     from lancefile._proto import encodings_v2_1_pb2 as pb
+    from lancefile.sink import PAD_BYTE
 
     rng = np.random.default_rng(7)
     big = rng.integers(0, 256, 70_000).astype(np.uint8)
@@ -296,12 +301,23 @@ def test_sink_add_pages_writes_what_add_page_writes(tmp_path):
     pages = [(0, EncodedPage(pb.PageLayout(), [np.arange(10, dtype=np.uint8), big], 5, cuts)),
              (1, EncodedPage(pb.PageLayout(), [b"", [b"ab", np.frombuffer(b"cde", np.uint8)]], 2)),
              (0, EncodedPage(pb.PageLayout(), [bytes(20_000), big[:5]], 1, {0: np.array([0, 100])}))]
+    data = bytearray(b"\x01" * 128)  # not part of the run
+    laid_out = []
+    for col, page in pages:
+        starts, sizes = [], []
+        for b in page.buffers:
+            raw = b"".join(bytes(x) for x in b) if isinstance(b, list) else bytes(b)
+            data += bytes([PAD_BYTE]) * (-len(data) % 64)
+            starts.append(len(data))
+            sizes.append(len(raw))
+            data += raw
+        laid_out.append((col, page, starts, sizes))
     outs = []
     for name, together in (("one", False), ("many", True)):
         sink = FileSink(str(tmp_path / name), 64, 2)
         sink.write_buffer(b"x" * 3)
         if together:
-            sink.add_pages(pages)
+            sink.add_laid_out(np.frombuffer(data, np.uint8), laid_out)
         else:
             for col, page in pages:
                 sink.add_page(col, page)

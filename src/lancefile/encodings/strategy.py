@@ -149,13 +149,21 @@ def _distinct_head(values, k: int) -> bool:
     except ValueError:  # not a fixed-width type
         return False
     bits = np.frombuffer(values.buffers()[1], dtype=np.uint64, count=k, offset=values.offset * 8)
-    if pa.types.is_floating(t):
-        as_float = bits.view(np.float64)
-        if np.isnan(as_float).any() or (as_float == 0).any():
-            return False
-    from .kernels import all_distinct
+    return bool(_distinct_rows(bits.reshape(1, k), pa.types.is_floating(t))[0])
 
-    return all_distinct(bits)
+
+def _distinct_rows(words, floating: bool):
+    """Per row of 64-bit ``words``: whether its values are certainly all different (distinct
+    bits are distinct values unless they are NaNs or zeros, which hashing may merge)."""
+    import numpy as np
+
+    from .kernels import all_distinct_rows
+
+    out = all_distinct_rows(words)
+    if floating:
+        as_float = words.view(np.float64)
+        out &= ~(np.isnan(as_float) | (as_float == 0)).any(axis=1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -225,17 +233,10 @@ class Strategy:
         """
         import numpy as np
 
-        from .kernels import all_distinct_rows
-
         rows, n = words.shape
         if not wide_values or n < DICT_MIN_VALUES or self.params.compression == "none":
             return np.ones(rows, dtype=bool)
-        head = words[:, : min(n, DICT_SAMPLE) // 4 + 1]
-        out = all_distinct_rows(head)
-        if floating:  # NaNs and zeros: unsure, as in _distinct_head
-            as_float = head.view(np.float64)
-            out &= ~(np.isnan(as_float) | (as_float == 0)).any(axis=1)
-        return out
+        return _distinct_rows(words[:, : min(n, DICT_SAMPLE) // 4 + 1], floating)
 
     def dictionary(self, values):
         """A dictionary-encoded copy of string/binary ``values`` when a dictionary page is

@@ -46,20 +46,21 @@ from ..strategy import Strategy
 from .encoder import miniblock_layout
 from .repdef import Layer
 
-__all__ = ["float_pages", "group_fields", "many_float_type"]
+__all__ = ["float_pages", "group_fields", "many_key"]
 
 _FLOATS = (pa.float32(), pa.float64())
 _ALL_VALID = [int(Layer.ALL_VALID_ITEM)]
 
 
-def many_float_type(field_type: pa.DataType, strategy: Strategy, blob: bool) -> pa.DataType | None:
-    """The type of a top-level leaf column that :func:`float_pages` can encode (float32 or
-    float64, its field asking for nothing that rules out lancefile's float encoding), else
-    None. (What else a field may ask, an RLE threshold or a dictionary ratio, takes its page
-    the one-page way when it applies.)"""
+def many_key(field_type: pa.DataType, strategy: Strategy, blob: bool) -> tuple | None:
+    """What top-level fields :func:`float_pages` encodes together share, or None for a field
+    it cannot encode: float32/float64 leaves whose field asks for nothing that rules out
+    lancefile's float encoding (what else a field may ask, an RLE threshold or a dictionary
+    ratio, takes its page the one-page way when it applies). ``(type, options, own
+    choices)``: fields of one key go in one group."""
     if blob or field_type not in _FLOATS or not strategy.split_floats(field_type.bit_width, True):
         return None
-    return field_type
+    return field_type, strategy.params, strategy.own_choices
 
 
 def group_fields(fields, what, max_page_bytes: int, limit: int) -> list[tuple[bool, list[int], int]]:
@@ -67,7 +68,7 @@ def group_fields(fields, what, max_page_bytes: int, limit: int) -> list[tuple[bo
     more that :func:`float_pages` can encode together (``together``: ``rows`` values each),
     up to ``limit`` bytes of values a run, and the others, to be encoded one at a time.
     ``what(field)`` says ``(key, rows, has nulls)``: fields go together when they share a
-    key that is not None (their type first, then their options: :func:`many_float_type`), their row count
+    key that is not None (their type first, then their options: :func:`many_key`), their row count
     (two or more, one page of at most ``max_page_bytes``) and have no nulls.
 
     Example::
