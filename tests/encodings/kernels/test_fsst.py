@@ -182,6 +182,60 @@ def test_fsst_compress_any_bytes(strings):
     np.testing.assert_array_equal(out_offsets, offsets)
 
 
+def _greedy_codes_py(strings: list[bytes], symbols: list[bytes]) -> list[bytes]:
+    """FSST compression by the book: at each position the longest symbol that starts there
+    (the first of equals), else the escape code 255 and the byte."""
+    code_of: dict[bytes, int] = {}
+    for code, sym in enumerate(symbols):
+        code_of.setdefault(sym, code)
+    out = []
+    for s in strings:
+        b, p = bytearray(), 0
+        while p < len(s):
+            for n in range(min(8, len(s) - p), 0, -1):
+                if s[p : p + n] in code_of:
+                    b.append(code_of[s[p : p + n]])
+                    p += n
+                    break
+            else:
+                b += bytes([255, s[p]])
+                p += 1
+        out.append(bytes(b))
+    return out
+
+
+_SOME_SYMBOLS = [b"lance", b"lan", b"la", b"l", b"file", b"fi", b"f", b"column", b"col", b"colu", b"co", b"page",
+                 b"pag", b"20", b"2024", b" ", b"e", b"ee", b"eee", b"eeee", b"eeeeeeee", b"\xff\xfe", b"\x00", b"zebra!!",
+                 b"ze", b"z"]
+
+
+@PROPS
+@given(strings=st.lists(st.one_of(st.binary(max_size=60), st.lists(st.sampled_from(
+           [b"lance", b"file", b"column", b"-", b"page", b"2024", b"zebra!!", b"\xff\xfe", b"eeeeeeeeee", b"l", b"co"]),
+           max_size=12).map(b"".join)), max_size=60),
+       trained=st.booleans(), threads=st.booleans())
+def test_fsst_compress_is_the_greedy_longest_match(strings, trained, threads):
+    # the codes, string by string, are those of the plain greedy match, whether the table is
+    # trained or given (several symbols sharing a 3-byte start, and 1- and 2-byte ones), in
+    # one part or two halves on two threads
+    data = np.frombuffer(b"".join(strings), np.uint8)
+    offsets = np.cumsum([0] + [len(s) for s in strings])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(k.fsst, "PARALLEL_FSST_BYTES", 1 if threads else 1 << 30)
+        if trained:
+            table, codes, code_offsets = k.fsst_compress(data, offsets)
+            symbols, lengths, _ = k.fsst_parse_symbol_table(table)
+        else:
+            syms = sorted(_SOME_SYMBOLS, key=lambda t: (-len(t), t))
+            symbols = np.array([int.from_bytes(t.ljust(8, b"\0"), "little") for t in syms], dtype=np.uint64)
+            lengths = np.array([len(t) for t in syms], dtype=np.uint8)
+            table, codes, code_offsets = k.fsst_compress(data, offsets, symbols, lengths)
+    toks = [int(v).to_bytes(8, "little")[: int(n)] for v, n in zip(symbols, lengths)]
+    want = _greedy_codes_py(strings, toks)
+    np.testing.assert_array_equal(code_offsets, np.cumsum([0] + [len(w) for w in want]))
+    assert codes.tobytes() == b"".join(want)
+
+
 @PROPS
 @given(st.lists(st.one_of(st.binary(max_size=40), st.sampled_from([b"abcabcabcabc", b"\x00" * 17, b"\xff" * 9,
                                                                     b"hello world, hello"])), max_size=80))

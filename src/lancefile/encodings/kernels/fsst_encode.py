@@ -186,80 +186,119 @@ def _k_fsst_fill_table(vals, lens, keys, key_lens, mask):
         key_lens[slot] = lens[i]
 
 
+# Streams of strings one thread compresses side by side (see _k_fsst_compress).
+_FSST_STREAMS = 2
+# _fsst_encoder_tables' entries: code | length << 8, and this bit where a symbol of 3+ bytes
+# may start with those two bytes
+_FSST_LONG = 0x1000
+
+
 @_Kernel
-def _k_fsst_compress(data, offsets, hkeys, hstart, hmask, cand_val, cand_len, cand_code,
-                     short_code, byte_code, out, out_offsets):
-    # Greedy longest match.  Symbols of 3+ bytes are found through a hash of their first
-    # three bytes (candidates longest first), 2-byte symbols through a direct table,
-    # single bytes through byte_code; anything else is escaped.
-    pos = 0
-    out_offsets[0] = 0
+def _k_fsst_compress(data, offsets, first, hkeys, hstart, hmask, cand_val, cand_len, cand_code, two, one,
+                     out, out_offsets):
+    # Greedy longest match, in _FSST_STREAMS streams of whole strings (stream s: strings
+    # first[s]..first[s+1]) that take one step each in turn: each step waits on its table
+    # lookup, and the other stream's step fills that wait. Stream s writes its codes from
+    # twice its first byte's place in the input (room for all escapes), moved down at the end.
+    # A step: the best code of 1-2 bytes (or the escape) in one lookup of the next two bytes;
+    # symbols of 3+ bytes, where one may start there, through a hash of the first three
+    # (candidates longest first). The escape writes 255 and the byte; any other code writes
+    # the byte too, and the next code overwrites it.
     size = data.shape[0]
-    for i in range(offsets.shape[0] - 1):
-        p = offsets[i]
-        end = offsets[i + 1]
-        while p < end:
-            left = end - p
-            code = -1
-            step = 1
-            # the next 8 bytes in one load (bytes past the string are masked off below)
-            if p + 8 <= size:
-                word = load_u64(data, p)
-            else:
-                word = np.uint64(0)
-                for j in range(size - p):
-                    word |= np.uint64(data[p + j]) << np.uint64(8 * j)
-            if left >= 3:
-                prefix = word & np.uint64(0xFFFFFF)
-                slot = np.int64((prefix * np.uint64(_FSST_HASH_MUL)) >> np.uint64(40)) & hmask
-                while hstart[slot] >= 0:
-                    if hkeys[slot] == prefix:
-                        c = hstart[slot]
-                        while cand_len[c] > 0:  # candidates end with a 0 length
-                            n = cand_len[c]
-                            if n <= left:
-                                m = _U64_ONES if n == 8 else (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
-                                if word & m == cand_val[c]:
-                                    code = cand_code[c]
-                                    step = n
-                                    break
-                            c += 1
-                        break
-                    slot = (slot + 1) & hmask
-            if code < 0 and left >= 2:
-                code = short_code[np.int64(word & np.uint64(0xFFFF))]
-                step = 2
-            if code < 0:
-                code = byte_code[data[p]]
-                step = 1
-            if code >= 0:
-                out[pos] = code
-                pos += 1
-            else:
-                out[pos] = 255
-                out[pos + 1] = data[p]
-                pos += 2
-            p += step
-        out_offsets[i + 1] = pos
-    return pos
+    out_offsets[0] = 0
+    cur = np.empty(_FSST_STREAMS, np.int64)  # the string each stream is in (first - 1: none yet)
+    pos = np.zeros(_FSST_STREAMS, np.int64)
+    end = np.zeros(_FSST_STREAMS, np.int64)
+    q = np.empty(_FSST_STREAMS, np.int64)
+    for s in range(_FSST_STREAMS):
+        cur[s] = first[s] - 1
+        q[s] = 2 * (offsets[first[s]] - offsets[0])
+    live = _FSST_STREAMS
+    while live > 0:
+        for s in range(_FSST_STREAMS):
+            p = pos[s]
+            left = end[s] - p
+            if left > 0:
+                if p + 8 <= size:
+                    word = load_u64(data, p)
+                else:
+                    word = np.uint64(0)
+                    for j in range(size - p):
+                        word |= np.uint64(data[p + j]) << np.uint64(8 * j)
+                if left >= 2:
+                    t = np.int64(two[np.int64(word & np.uint64(0xFFFF))])
+                else:
+                    t = np.int64(one[np.int64(word & np.uint64(0xFF))])
+                if t & _FSST_LONG and left >= 3:
+                    prefix = word & np.uint64(0xFFFFFF)
+                    slot = np.int64((prefix * np.uint64(_FSST_HASH_MUL)) >> np.uint64(40)) & hmask
+                    while hstart[slot] >= 0:
+                        if hkeys[slot] == prefix:
+                            c = hstart[slot]
+                            while cand_len[c] > 0:  # candidates end with a 0 length
+                                n = cand_len[c]
+                                if n <= left:
+                                    m = _U64_ONES if n == 8 else (np.uint64(1) << np.uint64(8 * n)) - np.uint64(1)
+                                    if word & m == cand_val[c]:
+                                        t = np.int64(cand_code[c]) | (np.int64(n) << 8)
+                                        break
+                                c += 1
+                            break
+                        slot = (slot + 1) & hmask
+                at = q[s]
+                code = t & 0xFF
+                out[at] = code
+                out[at + 1] = np.uint8(word & np.uint64(0xFF))
+                q[s] = at + 1 + (code == 255)
+                pos[s] = p + ((t >> 8) & 0xF)
+            elif cur[s] < first[s + 1]:  # the string is done: its end, and the next string
+                i = cur[s]
+                if i >= first[s]:
+                    out_offsets[i + 1] = q[s]
+                i += 1
+                cur[s] = i
+                if i < first[s + 1]:
+                    pos[s] = offsets[i]
+                    end[s] = offsets[i + 1]
+                else:
+                    live -= 1
+    used = q[0]
+    for s in range(1, _FSST_STREAMS):
+        base = 2 * (offsets[first[s]] - offsets[0])
+        out[used : used + q[s] - base] = out[base : q[s]]
+        for i in range(first[s] + 1, first[s + 1] + 1):
+            out_offsets[i] += used - base
+        used += q[s] - base
+    return used
+
+
+def _fsst_streams(offsets: np.ndarray) -> np.ndarray:
+    """Where _k_fsst_compress's streams start: string indices cutting the bytes evenly."""
+    n = offsets.size - 1
+    goals = offsets[0] + (offsets[-1] - offsets[0]) * np.arange(_FSST_STREAMS + 1) // _FSST_STREAMS
+    first = np.searchsorted(offsets[:-1], goals).astype(np.int64)
+    first[0], first[-1] = 0, n
+    return np.maximum.accumulate(np.minimum(first, n))
 
 
 def _fsst_encoder_tables(toks: list[bytes]):
     """Lookup tables for _k_fsst_compress from the symbols (code = position in toks)."""
     # narrow types: the 65,536-entry table is 128 KB as int16 (512 KB as int64 missed the caches)
-    byte_code = np.full(256, -1, dtype=np.int16)
-    short_code = np.full(1 << 16, -1, dtype=np.int16)
+    one = np.full(256, 255 | 1 << 8, dtype=np.int16)  # the escape, one byte on
+    two = np.full(1 << 16, -1, dtype=np.int16)
     groups: dict[int, list[tuple[int, int]]] = {}
     for code, tok in enumerate(toks):
         if len(tok) == 1:
-            if byte_code[tok[0]] < 0:
-                byte_code[tok[0]] = code
+            if one[tok[0]] == 255 | 1 << 8:
+                one[tok[0]] = code | 1 << 8
         elif len(tok) == 2:
             key = tok[0] | tok[1] << 8
-            if short_code[key] < 0:
-                short_code[key] = code
+            if two[key] < 0:
+                two[key] = code | 2 << 8
         else:
             groups.setdefault(int.from_bytes(tok[:3], "little"), []).append((len(tok), code))
+    # no 2-byte symbol: the first byte's (or its escape)
+    two = np.where(two >= 0, two, one[np.arange(1 << 16) & 0xFF]).astype(np.int16)
     hsize = 64
     while hsize < 2 * max(len(groups), 1):
         hsize *= 2
@@ -267,6 +306,7 @@ def _fsst_encoder_tables(toks: list[bytes]):
     hstart = np.full(hsize, -1, dtype=np.int32)
     cand_val, cand_len, cand_code = [], [], []
     for prefix, cands in groups.items():
+        two[prefix & 0xFFFF] |= _FSST_LONG
         slot = (prefix * _FSST_HASH_MUL & 0xFFFF_FFFF_FFFF_FFFF) >> 40 & (hsize - 1)
         while hstart[slot] >= 0:
             slot = (slot + 1) & (hsize - 1)
@@ -280,7 +320,7 @@ def _fsst_encoder_tables(toks: list[bytes]):
         cand_len.append(0)
         cand_code.append(-1)
     return (hkeys, hstart, hsize - 1, np.array(cand_val, dtype=np.uint64), np.array(cand_len, dtype=np.int8),
-            np.array(cand_code, dtype=np.int16), short_code, byte_code)
+            np.array(cand_code, dtype=np.int16), two, one)
 
 
 def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.ndarray, np.ndarray]:
@@ -310,7 +350,7 @@ def fsst_compress(data, offsets, symbols=None, lengths=None) -> tuple[bytes, np.
         offs = offsets[cuts[k] : cuts[k + 1] + 1]
         out = np.empty(2 * int(offs[-1] - offs[0]) if offs.size else 0, dtype=np.uint8)
         out_offsets = np.zeros(max(offs.size, 1), dtype=np.int64)
-        used = _k_fsst_compress(raw, offs, *tables, out, out_offsets) if offs.size > 1 else 0
+        used = _k_fsst_compress(raw, offs, _fsst_streams(offs), *tables, out, out_offsets) if offs.size > 1 else 0
         return out[:used], out_offsets
 
     results = run_parallel(run, range(parts))
