@@ -183,7 +183,9 @@ class LanceFileReader:
     def _field_readers(self) -> list:
         """One reader per projected field, built once (every read reuses them with its own page cache)."""
         if self._readers is None:
-            with self._readers_lock:
+            # thousands of metadata messages and nodes for a wide file, no cycles among them:
+            # the collections they would trigger (a full one 30-60 ms) are not needed
+            with self._readers_lock, gc_paused():
                 if self._readers is None:
                     self._layout.prefetch_columns(self._projected_columns())  # one request for their metadata
                     self._readers = [self._partial.get(f.id) or self._codec.build_reader(self._layout, f,
