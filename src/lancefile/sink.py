@@ -32,9 +32,8 @@ from .format.container import (ARRAY_ENCODING_URL, BUFFER_PAD_BYTE, BufferRef, F
 from .tempfiles import create_locked
 from .threadpools import shared_pool
 
-__all__ = ["FileSink", "PAD_BYTE"]
+__all__ = ["FileSink"]
 
-PAD_BYTE = BUFFER_PAD_BYTE  # the reference pads with 'H'; any byte is valid
 _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024  # pieces per writev call (the POSIX minimum of IOV_MAX)
 _QUEUE_BYTES = 8 << 20  # bytes the sink queues before it writes them out (one writev)
@@ -155,7 +154,7 @@ class FileSink:
     def align(self) -> None:
         pad = (-self.pos) % self.alignment
         if pad:
-            self.write(bytes([PAD_BYTE]) * pad)
+            self.write(bytes([BUFFER_PAD_BYTE]) * pad)
 
     def write_buffer(self, data) -> BufferRef:
         self.align()
@@ -179,7 +178,7 @@ class FileSink:
         """Pages whose buffers lie in ``data`` as :meth:`add_page` would write them one after
         the other (``(column, page, starts, sizes)``: where each buffer lies; the first at a
         multiple of the alignment, each next one at the next multiple after the one before,
-        :data:`PAD_BYTE` between them): the bytes from the first buffer to the end of the
+        :data:`~lancefile.format.container.BUFFER_PAD_BYTE` between them): the bytes from the first buffer to the end of the
         last are written and hashed as one, and the pages recorded."""
         if not pages:
             return
@@ -277,7 +276,7 @@ class FileSink:
             # large values (blobs): written in place, no copy and no index arrays
             data = np.ascontiguousarray(data).reshape(-1)
             src = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-            pad = bytes([PAD_BYTE]) * a
+            pad = bytes([BUFFER_PAD_BYTE]) * a
             pieces = []
             for s0, s1, p in zip(src[:-1].tolist(), src[1:].tolist(), padded.tolist()):
                 pieces.append(data[s0:s1])
@@ -285,7 +284,7 @@ class FileSink:
                     pieces.append(pad[: p - (s1 - s0)])
             self.write(pieces)
         elif total:
-            out = np.full(total, PAD_BYTE, dtype=np.uint8)
+            out = np.full(total, BUFFER_PAD_BYTE, dtype=np.uint8)
             src_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
             idx = np.arange(int(sizes.sum()), dtype=np.int64)
             dest = idx + np.repeat(starts - src_starts, sizes)

@@ -293,7 +293,7 @@ def test_sink_add_laid_out_writes_what_add_page_writes(tmp_path):
     by one gives: small buffers, buffers in pieces, empty ones, chunk cuts."""
     from lancefile.encodings.page import EncodedPage
     from lancefile._proto import encodings_v2_1_pb2 as pb
-    from lancefile.sink import PAD_BYTE
+    from lancefile.format.container import BUFFER_PAD_BYTE
 
     rng = np.random.default_rng(7)
     big = rng.integers(0, 256, 70_000).astype(np.uint8)
@@ -307,7 +307,7 @@ def test_sink_add_laid_out_writes_what_add_page_writes(tmp_path):
         starts, sizes = [], []
         for b in page.buffers:
             raw = b"".join(bytes(x) for x in b) if isinstance(b, list) else bytes(b)
-            data += bytes([PAD_BYTE]) * (-len(data) % 64)
+            data += bytes([BUFFER_PAD_BYTE]) * (-len(data) % 64)
             starts.append(len(data))
             sizes.append(len(raw))
             data += raw

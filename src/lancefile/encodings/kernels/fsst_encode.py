@@ -276,9 +276,9 @@ def _fsst_streams(offsets: np.ndarray) -> np.ndarray:
     """Where _k_fsst_compress's streams start: string indices cutting the bytes evenly."""
     n = offsets.size - 1
     goals = offsets[0] + (offsets[-1] - offsets[0]) * np.arange(_FSST_STREAMS + 1) // _FSST_STREAMS
-    first = np.searchsorted(offsets[:-1], goals).astype(np.int64)
-    first[0], first[-1] = 0, n
-    return np.maximum.accumulate(np.minimum(first, n))
+    first = np.searchsorted(offsets[:-1], goals).astype(np.int64)  # non-decreasing, in [0, n]
+    first[-1] = n  # (empty strings at the end: they belong to the last stream)
+    return first
 
 
 def _fsst_encoder_tables(toks: list[bytes]):
