@@ -102,8 +102,8 @@ EXPLANATIONS = {
         "(FileLayout.prefetch_columns in lancefile/format/container.py); a scan reads only that column's pages."
     ),
     "memory": (
-        "A scan holds about two decoded chunks (READ_CHUNK_BYTES, 16 MiB of Arrow data; more for very wide "
-        "projections): the one being decoded and the one the caller's last batch still refers to; a writer "
+        "A scan holds about two decoded chunks (READ_CHUNK_BYTES, 16 MiB of Arrow data, or 6 MiB a column for "
+        "projections of 3 columns or more, up to 64 MiB): the one being decoded and the one the caller's last batch still refers to; a writer "
         "holds data_cache_bytes (8 MiB) per column. The rest of the peak is freed memory the allocators keep "
         "for reuse (large reads go into Arrow's pool on purpose: refilling reused pages is ~4x cheaper than "
         "faulting in fresh ones; glibc's per-thread arenas for the two decoding threads), which varies by "
