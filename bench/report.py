@@ -574,7 +574,8 @@ def render(result: dict, markdown: bool = True) -> str:
     parts.append("")
     parts.append(
         f"Config: scale {c['scale']:g} (about {200 * c['scale']:g} MB of Arrow data per table), medians of "
-        f"{c['repeat']} runs for writes and scans and {c['repeat_fast']} for the rest, libraries interleaved. "
+        f"{c['repeat']} runs for writes, {c.get('repeat_scan', c['repeat'])} for scans and {c['repeat_fast']} for the "
+        "rest, libraries interleaved. "
         "Both Lance readers read the same file (written by pylance), except in the 'own file' columns, where "
         "both read the file lancefile wrote; parquet reads its own file written with pyarrow's defaults. Files are in the page cache. Lance versions: " + ", ".join(c.get("versions", []))
         + (f" (lancefile writes {', '.join(writes)} only: its write is n/a at the others)" if writes else "")
@@ -583,6 +584,7 @@ def render(result: dict, markdown: bool = True) -> str:
         + ("" if c.get("smoke") or c.get("quick") or c["scale"] == 1 else f" --scale {c['scale']:g}")
         + ("" if c.get("smoke") or c["repeat"] == 3 else f" --repeat {c['repeat']}")
         + ("" if c.get("smoke") or c["repeat_fast"] == 7 else f" --repeat-fast {c['repeat_fast']}")
+        + ("" if c.get("smoke") or c.get("repeat_scan", 5) == 5 else f" --repeat-scan {c['repeat_scan']}")
         + ("" if c.get("versions") == result.get("lancefile_reads", c.get("versions"))
            else f" --versions {','.join(c['versions'])}")
         + "".join(f" --{k.replace('_', '-')}" for k in ("no_memory", "no_startup") if c.get(k)) + "`."

@@ -146,7 +146,7 @@ class Runner:
                     raise RuntimeError(f"{lib} scanned {got} rows of {name}, expected {rows}")
                 return dt
 
-            for lib, ts in self.interleaved(libs, a.repeat, scan).items():
+            for lib, ts in self.interleaved(libs, a.repeat_scan, scan).items():
                 self.add(name, version, f"scan bs={bs}", lib, ts, mb)
 
         if "lancefile" in writers:
@@ -446,7 +446,10 @@ def parse_args(argv=None):
                    help="table size as a fraction of ~200 MB of Arrow data (default 1.0)")
     p.add_argument("--quick", action="store_true", help="scale 0.25, memory at one size only (~1.5 min)")
     p.add_argument("--smoke", action="store_true", help="tiny tables, one repetition (seconds; for CI)")
-    p.add_argument("--repeat", type=int, default=None, help="repetitions of writes and scans (default 3)")
+    p.add_argument("--repeat", type=int, default=None, help="repetitions of writes (default 3)")
+    p.add_argument("--repeat-scan", type=int, default=None,
+                   help="repetitions of the scans (default 5: single scans of one file move by 10-25%% on a "
+                        "shared machine, medians of 3 flipped cells near 1.0 from run to run)")
     p.add_argument("--repeat-fast", type=int, default=None,
                    help="repetitions of takes, ranges, opens and the one-column scan (default 7)")
     p.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated subset of {','.join(TABLES)}")
@@ -466,6 +469,8 @@ def parse_args(argv=None):
         a.scale = 0.0002 if a.smoke else 0.25 if a.quick else 1.0
     if a.repeat is None:
         a.repeat = 1 if a.smoke else 3
+    if a.repeat_scan is None:
+        a.repeat_scan = 1 if a.smoke else 5
     if a.repeat_fast is None:
         a.repeat_fast = 1 if a.smoke else 7
     a.tables = [t for t in a.tables.split(",") if t]
