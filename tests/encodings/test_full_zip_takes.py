@@ -183,3 +183,42 @@ def test_pages_of_fixed_size_rows_are_read_together(paged_file, batched):
     assert got.equals(want.cast(got.schema))
     assert want.column("vec").null_count > 0
     assert batched and max(batched) >= 4
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_ranges_over_pages_equal_the_table(paged_file, data):
+    """A range over several pages (a scan's chunk) is read by ``take_pages`` into one array:
+    text (FSST and plain pages), lists of text and of ints, nulls and empties at page edges."""
+    p, t = paged_file
+    n = t.num_rows
+    start = data.draw(st.integers(0, n - 1))
+    count = data.draw(st.integers(1, n - start))
+    cols = data.draw(st.sampled_from([None, ["text"], ["lists"], ["ints"]]))
+    got = lancefile.LanceFileReader(p, columns=cols).read_range(start, count, batch_size=n).to_table()
+    want = (t if cols is None else t.select(cols)).slice(start, count)
+    assert got.equals(want.cast(got.schema))
+
+
+def test_a_range_over_many_pages_is_read_together(paged_file, batched):
+    p, t = paged_file
+    got = lancefile.LanceFileReader(p, columns=["text", "lists"]).read_range(5, t.num_rows - 10).to_table()
+    assert got.equals(t.select(["text", "lists"]).slice(5, t.num_rows - 10).cast(got.schema))
+    assert batched and max(batched) >= 4  # several pages per call, not one call a page
+
+
+def test_a_range_over_a_damaged_repetition_index_names_its_page(tmp_path):
+    t = _table(9).select(["text"])
+    p = tmp_path / "t.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=96 * 1024, checksums=False)
+    col = lancefile.LanceFileReader(p)._layout.column(0)
+    assert len(col.pages) >= 4
+    victim = 2
+    index = col.pages[victim].buffers[1]
+    width = index.size // (col.pages[victim].length + 1)
+    raw = bytearray(p.read_bytes())
+    middle = index.position + width * (col.pages[victim].length // 2)
+    raw[middle : middle + width] = b"\xff" * width  # an entry past the items, its neighbours below it
+    p.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match=rf"column 0 page {victim}\b.*repetition index"):
+        lancefile.LanceFileReader(p).read_all().to_table()

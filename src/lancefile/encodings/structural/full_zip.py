@@ -83,7 +83,12 @@ class FullZipPage(PageLayoutBase):
                           + message_key(msg, "num_items", "num_visible_items", "value_compression"))
 
     take_pages = staticmethod(take_pages)
-    batches_ranges = False  # a range's pages are read one by one: they hold many rows each
+
+    @property
+    def batches_ranges(self) -> bool:
+        """A range over several pages is read by :func:`take_pages` (into one array) when rows
+        are found through a repetition index; pages of fixed-size rows are read one by one."""
+        return self.has_index
 
     # -- byte ranges of rows ---------------------------------------------------------------------
     def _row_bytes(self, sel: Selection, page: PageData) -> tuple[list[tuple[int, int]], int]:

@@ -1,4 +1,4 @@
-"""Full-zip pages read many at a time: a take whose rows fall on several pages of a column.
+"""Full-zip pages read many at a time: a take or a range whose rows fall on several pages.
 
 :mod:`.full_zip` reads one page: the index entries of its rows, then their bytes, then a
 scan of the items and the decoding of their values. A take of 100 rows of a long-text
@@ -6,8 +6,10 @@ column touches ~15 pages; page by page that is two rounds of requests and a chai
 decoders each. Here the index entries of every page come in one batch of requests, the
 rows' bytes in another, one scan covers all rows (the pages share the item layout:
 ``batch_key``), and values are decoded once, or once per page where the pages'
-value encodings differ (an FSST symbol table is per page). ``FullZipPage.take_pages``
-is :func:`take_pages`.
+value encodings differ (an FSST symbol table is per page). A range of rows over several
+pages (a scan's chunk) reads one span of index entries and one of rows a page, and its
+values are decoded into one array (page by page, each page's strings were copied once
+more to join them). ``FullZipPage.take_pages`` is :func:`take_pages`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def take_pages(items: list) -> PagePart:
     last = items[-1][1]
     where = Where(lambda: pages_where(page0, last))  # formatted only for a message
     n = len(items)
+    if items[0][2].is_range and dec0.has_index:
+        return _range_rows(items, where)
     local = [it[2].indices for it in items]
     per = np.fromiter((len(x) for x in local), np.int64, n)
     rows = np.concatenate(local)
@@ -56,6 +60,40 @@ def take_pages(items: list) -> PagePart:
     data, at = read_spans(source, data_pos[item] + starts, lengths)
     data = kernels.gather_bytes(data, at, lengths)  # the rows back to back, without the gaps between them
     page_bytes = np.concatenate([[0], np.cumsum(np.bincount(item, lengths, minlength=n).astype(np.int64))])
+    return _decode_rows(items, data, page_bytes, len(rows), where)
+
+
+def _range_rows(items: list, where) -> PagePart:
+    """:func:`take_pages` of row ranges (pages with a repetition index): each page's index
+    entries for its rows in one span, checked (inside the item buffer, never going back),
+    then its rows' bytes in one span; all pages' spans in one batch of requests each."""
+    n = len(items)
+    source = items[0][1].layout.source
+    lo = np.fromiter((it[2].start for it in items), np.int64, n)
+    hi = np.fromiter((it[2].stop for it in items), np.int64, n)
+    widths, index_pos = _index_widths(items)
+    raw, at = read_spans(source, index_pos + lo * widths, (hi - lo + 1) * widths)
+    first = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    for k, (w, a, count) in enumerate(zip(widths.tolist(), at.tolist(), (hi - lo).tolist())):
+        bounds = raw[a : a + (count + 1) * w].view(f"<u{w}")
+        size = items[k][1].ref(_DATA).size
+        if int(bounds[-1]) > size or (count and np.any(bounds[1:] < bounds[:-1])):
+            raise items[k][1].error(f"repetition index points outside the {size}-byte item buffer or goes back")
+        first[k], end[k] = int(bounds[0]), int(bounds[-1])
+    data_pos = np.fromiter((it[1].ref(_DATA).position for it in items), np.int64, n)
+    lengths = end - first
+    data, at = read_spans(source, data_pos + first, lengths)
+    page_bytes = np.concatenate([[0], np.cumsum(lengths)])
+    if not np.array_equal(at, page_bytes[:-1]):  # gaps read between the pages' rows
+        data = kernels.gather_bytes(data, at, lengths)
+    return _decode_rows(items, data, page_bytes, int((hi - lo).sum()), where)
+
+
+def _decode_rows(items: list, data: np.ndarray, page_bytes: np.ndarray, count: int, where) -> PagePart:
+    """The ``count`` rows whose bytes are ``data`` (page k's in ``data[page_bytes[k] :
+    page_bytes[k + 1]]``): one scan of their items, their values decoded (:func:`_values`)."""
+    dec0 = items[0][0]
     try:
         rep, defs, vstart, vlen = kernels.fullzip_scan(data, dec0.ctrl, dec0.def_bits, dec0.max_visible,
                                                        dec0.fixed, dec0.len_bytes, int(dec0.msg.bits_rep))
@@ -70,7 +108,7 @@ def take_pages(items: list) -> PagePart:
         defs = canonical_defs(defs, dec0.layers, list(dec0.leaf.shape), where)
     n_entries = len(rep) if rep is not None else (len(defs) if defs is not None else len(arr))
     spans = EntrySpans(np.array([0], np.int64), np.array([n_entries], np.int64))
-    return select_part(rep, defs, arr, spans, dec0.leaf, len(rows), where)
+    return select_part(rep, defs, arr, spans, dec0.leaf, count, where)
 
 
 def _fixed_rows(items: list, rows: np.ndarray, item: np.ndarray, per: np.ndarray, data_pos: np.ndarray,
@@ -110,17 +148,7 @@ def _fixed_rows(items: list, rows: np.ndarray, item: np.ndarray, per: np.ndarray
 def _row_ranges(items: list, rows: np.ndarray, item: np.ndarray, data_size: np.ndarray, source):
     """(start, length) in its page's item buffer of every row, from the pages' repetition
     indexes: two entries a row, all pages' entries in one batch of requests."""
-    n = len(items)
-    widths = np.zeros(n, np.int64)
-    index_pos = np.zeros(n, np.int64)
-    for k, (dec, page, *_) in enumerate(items):
-        if len(page.page.buffers) < 2:
-            raise page.error("full-zip page has no repetition index")
-        ref = page.ref(_INDEX)
-        width, rem = divmod(ref.size, dec.rows + 1)
-        if rem or width not in (1, 2, 4, 8):
-            raise page.error(f"repetition index of {ref.size} bytes for {dec.rows} rows")
-        widths[k], index_pos[k] = width, ref.position
+    widths, index_pos = _index_widths(items)
     w = widths[item]
     raw, at = read_spans(source, index_pos[item] + rows * w, 2 * w)
     bounds = np.empty((len(rows), 2), np.int64)
@@ -135,6 +163,23 @@ def _row_ranges(items: list, rows: np.ndarray, item: np.ndarray, data_size: np.n
         raise items[k][1].error(f"repetition index points outside the {int(data_size[k])}-byte item buffer "
                                 f"or goes back")
     return bounds[:, 0], lengths
+
+
+def _index_widths(items: list) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes an entry, file position) of each page's repetition index, checked: an entry a
+    row and one more, of 1, 2, 4 or 8 bytes."""
+    n = len(items)
+    widths = np.zeros(n, np.int64)
+    index_pos = np.zeros(n, np.int64)
+    for k, (dec, page, *_) in enumerate(items):
+        if len(page.page.buffers) < 2:
+            raise page.error("full-zip page has no repetition index")
+        ref = page.ref(_INDEX)
+        width, rem = divmod(ref.size, dec.rows + 1)
+        if rem or width not in (1, 2, 4, 8):
+            raise page.error(f"repetition index of {ref.size} bytes for {dec.rows} rows")
+        widths[k], index_pos[k] = width, ref.position
+    return widths, index_pos
 
 
 def _values(items: list, data: np.ndarray, defs, vstart: np.ndarray, vlen: np.ndarray, page_bytes: np.ndarray,
