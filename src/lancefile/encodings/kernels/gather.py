@@ -107,8 +107,11 @@ def page_indices(idx: np.ndarray, cuts: np.ndarray, firsts: np.ndarray, sizes: n
 
 
 @_Kernel
-def _k_take_var_sizes(offsets, idx, out_offsets):
-    # out_offsets[i + 1]: the bytes of items idx[0..i]; -1 when an index is outside the items
+def _k_take_var_sizes(offsets, idx, out_offsets, limit):
+    # out_offsets[i + 1]: the bytes of items idx[0..i], in out_offsets' own type (the int32
+    # offsets of an Arrow string array, written once, not as int64 and cast); returns -1, the
+    # position of an index outside the items, or -2 when the total passes ``limit`` (the
+    # offsets written may then have wrapped: the caller drops them)
     n = offsets.shape[0] - 1
     total = 0
     out_offsets[0] = 0
@@ -118,7 +121,7 @@ def _k_take_var_sizes(offsets, idx, out_offsets):
             return i
         total += offsets[j + 1] - offsets[j]
         out_offsets[i + 1] = total
-    return -1
+    return -2 if total > limit else -1
 
 
 @_Kernel
@@ -159,12 +162,10 @@ def take_var(offsets, data, idx, offset_dtype=np.int32):
     raw = _byte_view(data)
     if len(offsets) and (offsets[0] < 0 or offsets[-1] > raw.size):
         raise CorruptFileError(f"item offsets run past the {raw.size}-byte buffer")
-    sizes = empty(idx.size + 1, np.int64)
-    if _k_take_var_sizes(offsets, idx, sizes) >= 0:
+    sizes = empty(idx.size + 1, offset_dtype)
+    if _k_take_var_sizes(offsets, idx, sizes, np.iinfo(offset_dtype).max) != -1:
         return None
     total = int(sizes[-1])
-    if total > np.iinfo(offset_dtype).max:
-        return None
     out = empty(total + 16, np.uint8)
     _k_take_var_fill(raw, offsets, idx, sizes, out)
-    return sizes.astype(offset_dtype) if offset_dtype != np.int64 else sizes, out[:total]
+    return sizes, out[:total]
