@@ -166,3 +166,28 @@ def test_chunks_grow_with_the_projected_columns(monkeypatch):
     assert chunk_rows(["c0", "c1", "c2", "c3"]) == 512  # 16 KiB over 32 bytes a row
     monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 8 * 1024)
     assert chunk_rows(["c0", "c1", "c2", "c3"]) == 256  # capped: 8 KiB over 32 bytes a row
+
+
+def test_takes_of_many_rows_decode_on_the_read_pool(nested_file, monkeypatch):
+    """A take of at least PARALLEL_MIN_ROWS rows hands its fields' leaves to the read pool, as
+    a scan's chunk does; a smaller one is decoded in the caller's thread. Both give exact rows."""
+    t, path = nested_file
+    monkeypatch.setattr(fieldtasks, "READ_THREADS", 2)
+    monkeypatch.setattr(reader_mod, "PARALLEL_MIN_ROWS", 5_000)
+    pooled = []
+    real = lancefile.LanceFileReader._start_read
+
+    def spy(self, sel, cache, **kw):
+        started = real(self, sel, cache, **kw)
+        pooled.append((sel.count, started.tasks is not None))
+        return started
+
+    monkeypatch.setattr(lancefile.LanceFileReader, "_start_read", spy)
+    idx = np.sort(np.random.default_rng(3).choice(N, 6_000, replace=False))
+    got = lancefile.LanceFileReader(path).take_rows(idx, batch_size=8_000).to_table()
+    assert got.equals(t.take(pa.array(idx)))
+    assert pooled == [(6_000, True)]
+    pooled.clear()
+    got = lancefile.LanceFileReader(path).take_rows(idx[:4_000], batch_size=8_000).to_table()
+    assert got.equals(t.take(pa.array(idx[:4_000])))
+    assert pooled == [(4_000, False)]
