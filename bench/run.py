@@ -131,13 +131,15 @@ class Runner:
         # Both Lance readers read the same file, the reference's: same pages, same bytes.
         read_paths = {lib: (paths["pylance"] if lib in L.LANCE_LIBS else paths[lib]) for lib in libs}
         self._check(name, version, table, {lib: paths[lib] for lib in writers})
-        # not timed: lancefile's first 2.1+ read in a process compiles (or loads) numba kernels
-        for lib in L.LANCE_LIBS:
-            if lib in libs:
-                L.LIBS[lib].scan(L.LIBS[lib].open(read_paths[lib]), SCAN_BATCH_SIZES[-1])
-
         for bs in SCAN_BATCH_SIZES:
             self.log(f"{name} v{version}: scan batch_size={bs}")
+            # not timed, at each batch size and for both Lance readers alike: lancefile's first
+            # 2.1+ read in a process compiles (or loads) numba kernels, and its first scan at a
+            # batch size is often 2-3x the next ones (fresh memory: the kernel zeroes it; README
+            # "Speed")
+            for lib in L.LANCE_LIBS:
+                if lib in libs:
+                    L.LIBS[lib].scan(L.LIBS[lib].open(read_paths[lib]), bs)
 
             def scan(lib, rep, bs=bs):
                 m = L.LIBS[lib]
