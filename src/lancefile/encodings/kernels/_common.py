@@ -4,11 +4,6 @@
 importing a kernels module neither imports numba nor compiles anything.  The helpers turn
 integer arrays and bytes-like buffers into the 1-D little-endian unsigned words of 8, 16,
 32 or 64 bits that every layout in this package is made of, and check bit widths.
-
-Developers: numba keys a kernel's on-disk cache on the kernel's own source file only. After
-editing a helper that kernels in *other* files call (e.g. ``fastlanes._fl_unpack``), delete
-the cache (``find src -name '*.nb[ic]' -delete``) or the old code keeps running. Installed
-copies are not affected: an install rewrites every file.
 """
 
 from __future__ import annotations
