@@ -19,6 +19,13 @@ from lancefile import reader as reader_mod
 N = 30_000
 
 
+@pytest.fixture(autouse=True)
+def _small_files_read_as_large(monkeypatch):
+    """These files are a few MB: without this, a scan of them is decoded serially
+    (reader.INLINE_READ_BYTES) and never reaches the pool these tests are about."""
+    monkeypatch.setattr(reader_mod, "INLINE_READ_BYTES", 0)
+
+
 def _table() -> pa.Table:
     rng = np.random.default_rng(11)
     lengths = rng.integers(0, 6, N)

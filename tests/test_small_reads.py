@@ -2,8 +2,9 @@
 ``batch_size`` rows at most.
 
 A whole read of at most ``fieldtasks.INLINE_ROWS`` rows in at most ``INLINE_TASKS`` field tasks
-puts nothing on the read pool (a hand-off there costs more than such a decode); a scan's chunks
-go to the pool however small each is, and a large read too.
+puts nothing on the read pool (a hand-off there costs more than such a decode), nor does a row
+range of at most ``reader.INLINE_READ_BYTES`` (estimated) in as few tasks, however many rows and
+chunks it has; the chunks of a larger read go to the pool however small each is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 import lancefile
 from lancefile import fieldtasks
+from lancefile import reader as reader_mod
 
 N = 100_000
 
@@ -54,7 +56,18 @@ def test_a_small_whole_read_uses_no_pool(path, submissions):
     assert submissions == []
 
 
-def test_a_large_read_uses_the_pool(path, submissions):
+def test_a_read_of_a_few_megabytes_uses_no_pool(path, submissions):
+    # 100,000 rows (more than INLINE_ROWS), ~3 MB of Arrow data: several chunks, all decoded here
+    p, t = path
+    reader = lancefile.LanceFileReader(p)
+    got = reader.read_all(batch_size=8_192).to_table()
+    assert got.equals(t)
+    assert N > fieldtasks.INLINE_ROWS and got.nbytes < reader_mod.INLINE_READ_BYTES
+    assert submissions == []
+
+
+def test_a_large_read_uses_the_pool(path, submissions, monkeypatch):
+    monkeypatch.setattr(reader_mod, "INLINE_READ_BYTES", 256 * 1024)  # the ~3 MB table is large now
     p, t = path
     got = lancefile.LanceFileReader(p).read_all(batch_size=65_536).to_table()
     assert got.equals(t)
@@ -78,6 +91,7 @@ def test_fragments_read_at_once_decode_in_their_own_threads(tmp_path, submission
     from lancefile.datasets import core
 
     monkeypatch.setattr(core, "FRAGMENT_THREADS", 2)
+    monkeypatch.setattr(reader_mod, "INLINE_READ_BYTES", 256 * 1024)  # a fragment's ~2 MB is a large read
     rng = np.random.default_rng(9)
     t = pa.table({"a": np.arange(200_000), "b": rng.random(200_000), "s": [f"s{i % 31}" for i in range(200_000)]})
     uri = str(tmp_path / "ds")

@@ -65,6 +65,13 @@ MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # 10,000-row take of the nested table, alternating: 164 -> 119 ms; 100-row takes gain nothing).
 PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
+# A row range of at most this many Arrow bytes (estimated) in at most fieldtasks.INLINE_TASKS
+# field tasks is decoded in the caller's thread, chunk after chunk: handing a read this small
+# to the read pool costs more than its second core gives back. Measured on the bench tables
+# (pylance's files, 9 alternating runs each): a 1% read_range (2 MB) took 1.13-1.49x the serial
+# time on the pool (nested 9.19 vs 6.15 ms, low-cardinality strings 4.70 vs 3.17), a 5% one (10
+# MB) 0.95-1.19x; at 40 MB the pool wins (nested 0.94x, low-cardinality 0.84x).
+INLINE_READ_BYTES = 16 * 1024 * 1024
 
 
 def _chunk_end(pos: int, stop: int, rows: int) -> int:
@@ -322,14 +329,16 @@ class LanceFileReader:
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
         return self._start_read(sel, cache)()
 
-    def _start_read(self, sel: Selection, cache: dict, whole: bool = False, ahead: bool = False):
+    def _start_read(self, sel: Selection, cache: dict, whole: bool = False, ahead: bool = False,
+                    serial: bool = False):
         """Start reading ``sel``; the returned function finishes it and gives the batch.
 
         Large row ranges and takes of many rows are decoded on the read pool
         (:mod:`lancefile.fieldtasks`), started here; other reads happen when the function is
         called (``whole``: ``sel`` is the whole read, not one chunk of a scan: a small one is
         decoded in the caller's thread; ``ahead``: a scan chunk that another chunk's decoding
-        overlaps, sent to the pool even when it is a single task). ``.tasks`` is the pool's work
+        overlaps, sent to the pool even when it is a single task; ``serial``: a chunk of a small
+        read, decoded in the caller's thread whatever its size). ``.tasks`` is the pool's work
         (None when there is none), for a caller that must wait for it without the result.
         """
         self._check_open()  # results are lazy: they may be iterated after close()
@@ -337,7 +346,7 @@ class LanceFileReader:
         if sel.is_range:  # an object store fetches the chunk's pages at once (lancefile.prefetch)
             prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop, cache)
         tasks = None
-        if (readers and sel.count >= PARALLEL_MIN_ROWS and self._parallel
+        if (readers and not serial and sel.count >= PARALLEL_MIN_ROWS and self._parallel
                 and (self._tasks > 1 or ahead) and fieldtasks.READ_THREADS > 1 and not fieldtasks.decoding_here()):
             tasks = fieldtasks.submit_fields(readers, sel, cache, inline=whole)
 
@@ -406,6 +415,9 @@ class LanceFileReader:
         # from the second chunk on, the next chunk is started before this one is waited for
         # (2.1+ fields, whose tasks may share pages across chunks: see encodings.columns)
         overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
+        # a small read is decoded here, chunk after chunk (INLINE_READ_BYTES)
+        serial = (stop - start) * row_bytes <= INLINE_READ_BYTES and self._tasks <= fieldtasks.INLINE_TASKS
+        overlap = overlap and not serial
         pos = start
         pending = None  # the chunk started ahead
 
@@ -416,7 +428,7 @@ class LanceFileReader:
                     end = _chunk_end(pos, stop, rows)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
                                                     whole=pos == start and end == stop,
-                                                    ahead=overlap and not first and end < stop), end
+                                                    ahead=overlap and not first and end < stop, serial=serial), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
                     end = _chunk_end(pos, stop, self._chunk_rows(batch_size, row_bytes, target))
