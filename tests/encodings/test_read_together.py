@@ -78,6 +78,68 @@ def test_takes_read_together_equal_the_table(wide_file, data):
     assert got.equals(want)
 
 
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_dense_takes_read_together_equal_the_table(wide_file, data):
+    """Takes of a large share of the rows (chunks decoded whole, then picked from), in one
+    group or several, with every column or a few."""
+    p, t = wide_file
+    n = t.num_rows
+    share = data.draw(st.floats(0.05, 1.0), "share")
+    seed = data.draw(st.integers(0, 2**32 - 1), "seed")
+    idx = np.sort(np.random.default_rng(seed).choice(n, max(1, int(n * share)), replace=False))
+    cols = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(t.column_names), min_size=2, unique=True)), "cols")
+    batch_size = data.draw(st.sampled_from([1000, 65536]), "batch_size")
+    got = lancefile.LanceFileReader(p, columns=cols).take_rows(idx, batch_size=batch_size).to_table()
+    want = (t if cols is None else t.select(cols)).take(pa.array(idx))
+    assert got.equals(want)
+
+
+@pytest.mark.parametrize("rows, picked_alone", [(300, True), (15_000, False)])
+def test_a_take_picks_values_alone_only_when_few(wide_file, monkeypatch, rows, picked_alone):
+    """A take wanting fewer than one value in TAKE_SPARSITY of the chunks it reads picks
+    them one by one; a denser one decodes the chunks whole (a value picked alone costs ~40x
+    one decoded with its chunk)."""
+    import lancefile.encodings.structural.mini_block as mb
+
+    p, t = wide_file
+    calls = []
+    real = mb.take_miniblock
+    monkeypatch.setattr(mb, "take_miniblock", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    idx = np.sort(np.random.default_rng(rows).choice(t.num_rows, rows, replace=False))
+    cols = [c for c in t.column_names if c[0] in "fis"]  # no nulls, no dictionaries
+    got = lancefile.LanceFileReader(p, columns=cols).take_rows(idx, batch_size=65536).to_table()
+    assert got.equals(t.select(cols).take(pa.array(idx)))
+    assert bool(calls) == picked_alone
+
+
+def test_a_row_past_its_pages_chunks_in_a_take_together_is_named(wide_file, monkeypatch):
+    from lancefile.encodings import kernels
+
+    p, t = wide_file
+
+    def past(key, item_of, counts, base, idx, lens, shared):
+        raise ValueError(int(lens[0]) + 1)  # the second column's second row
+
+    monkeypatch.setattr(kernels, "miniblock_take_picks", past)
+    cols = [c for c in t.column_names if c[0] == "f"]
+    with pytest.raises(CorruptFileError, match=rf"^{re.escape(str(p))}.* columns \d+-\d+: row 17 of column \d+'s "
+                                               r"page lies past the rows of its chunks"):
+        lancefile.LanceFileReader(p, columns=cols).take_rows([3, 17, 40]).to_table()
+
+
+def test_a_take_over_many_columns_sums_no_pages(tmp_path):
+    """Grouping a take's rows needs a size a row: the file's, shared by the projected columns,
+    not the sum of every column's pages."""
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(5000) for i in range(40)})
+    p = tmp_path / "w.lance"
+    lancefile.write_table(t, p, version="2.2", max_page_bytes=8 * 1024)
+    reader = lancefile.LanceFileReader(p)
+    idx = np.arange(0, 5000, 2)
+    assert reader.take_rows(idx, batch_size=100).to_table().equals(t.take(pa.array(idx)))
+    assert not any("data_bytes" in reader._layout.column(c).__dict__ for c in range(40))
+
+
 def test_columns_with_one_encoding_are_decoded_in_one_pass(wide_file, together_calls):
     p, t = wide_file
     got = lancefile.LanceFileReader(p).read_range(1000, 5000).to_table()

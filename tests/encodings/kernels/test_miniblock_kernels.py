@@ -14,6 +14,46 @@ import lancefile
 from lancefile.encodings import kernels as k
 
 
+@given(st.lists(st.lists(st.integers(1, 50), min_size=1, max_size=12), min_size=1, max_size=8), st.data())
+def test_take_picks_equal_a_search_and_unique(pages, data):
+    """The chunks a take of several pages needs and where its rows land in their decode:
+    one merge, equal to searching every row's chunk and making the chunks unique."""
+    counts = np.array([c for p in pages for c in p], np.int64)
+    per = np.array([len(p) for p in pages], np.int64)
+    rows = np.array([sum(p) for p in pages], np.int64)
+    item, first, key = k.miniblock_chunk_rows(counts, per, rows)
+    base = np.cumsum(rows + 1) - (rows + 1)
+    shared = data.draw(st.booleans(), "shared") and len(set(rows.tolist())) == 1
+    if shared:
+        one = sorted(data.draw(st.sets(st.integers(0, int(rows[0]) - 1)), "rows"))
+        wanted = [one] * len(pages)
+    else:
+        wanted = [sorted(data.draw(st.sets(st.integers(0, int(r) - 1)), f"rows of page {i}"))
+                  for i, r in enumerate(rows.tolist())]
+    lens = np.array([len(w) for w in wanted], np.int64)
+    idx = np.array(wanted[0] if shared else [i for w in wanted for i in w], np.int64)
+    ids, picks = k.miniblock_take_picks(key, item, counts, base, idx, lens, shared)
+    flat = np.array([i for w in wanted for i in w], np.int64)
+    chunk_of = np.searchsorted(key, np.repeat(base, lens) + flat, side="right") - 1
+    want_ids, inverse = np.unique(chunk_of, return_inverse=True)
+    want_counts = counts[want_ids]
+    np.testing.assert_array_equal(ids, want_ids)
+    np.testing.assert_array_equal(picks, (np.cumsum(want_counts) - want_counts)[inverse] + flat - first[chunk_of])
+
+
+def test_take_picks_refuse_rows_past_their_pages_chunks_and_leave_unsorted_rows():
+    item, first, key = k.miniblock_chunk_rows([2, 2, 2, 2], [2, 2], [4, 4])
+    counts, base = np.full(4, 2), np.array([0, 5])
+    with pytest.raises(ValueError) as got:  # page 0 has 4 rows: its row 4 is no chunk's
+        k.miniblock_take_picks(key, item, counts, base, np.array([1, 4, 0]), np.array([2, 1]), False)
+    assert got.value.args == (1,)
+    with pytest.raises(ValueError):  # the last chunk holds fewer values than its page says
+        k.miniblock_take_picks(key, item, np.array([2, 2, 2, 1]), base, np.array([3]), np.array([0, 1]), False)
+    assert k.miniblock_take_picks(key, item, counts, base, np.array([3, 1]), np.array([2, 0]), False) is None
+    with pytest.raises(ValueError, match="lens"):
+        k.miniblock_take_picks(key, item, counts, base, np.array([1]), np.array([2, 0]), False)
+
+
 @given(st.lists(st.lists(st.integers(0, 50), max_size=12), min_size=1, max_size=8))
 def test_chunk_rows_equal_the_numpy_formula(pages):
     ended = np.array([e for p in pages for e in p], np.int64)

@@ -103,7 +103,7 @@ from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .levels import (any_between, expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
                      rep_index_chunks_many, row_spans, span_values)
 from .miniblock import (miniblock_chunk_rows, miniblock_chunk_words, miniblock_chunk_words_many, miniblock_headers,
-                        miniblock_chunk_layout, miniblock_plain_take, miniblock_plain_values)
+                        miniblock_chunk_layout, miniblock_plain_take, miniblock_plain_values, miniblock_take_picks)
 from .rle import (
     RLE_MAX_RUN,
     rle_block_decode,

@@ -14,7 +14,7 @@ from ...errors import CorruptFileError
 from ._common import _byte_view, _helper, _Kernel, empty
 
 __all__ = ["miniblock_headers", "miniblock_chunk_words", "miniblock_chunk_words_many", "miniblock_chunk_rows",
-           "miniblock_plain_values", "miniblock_plain_take", "miniblock_chunk_layout"]
+           "miniblock_take_picks", "miniblock_plain_values", "miniblock_plain_take", "miniblock_chunk_layout"]
 
 
 @_Kernel
@@ -169,6 +169,73 @@ def miniblock_chunk_rows(ended, page_chunks, page_rows):
     item_of, first, key = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     _k_chunk_rows(ended, page_chunks, page_rows, item_of, first, key)
     return item_of, first, key
+
+
+@_Kernel
+def _k_take_picks(key, item_of, counts, base, idx, lens, shared, ids, picks):
+    # Row idx[j] of item k is base[k] + idx[j] among the keys: walked in one merge, as the rows
+    # ascend item after item. Returns (0, chunks used), (1, the first row outside its item's
+    # chunks) or (2, 0) when the rows do not ascend.
+    nk = key.shape[0]
+    c = 0
+    nids = 0
+    start = 0  # the current chunk's first value among the decoded ones
+    total = 0
+    pos = 0
+    at = 0
+    last = -1
+    for k in range(lens.shape[0]):
+        if shared:
+            at = 0
+        for _ in range(lens[k]):
+            t = base[k] + idx[at]
+            at += 1
+            if t <= last:
+                return 2, 0
+            last = t
+            while c + 1 < nk and key[c + 1] <= t:
+                c += 1
+            if nk == 0 or key[c] > t or item_of[c] != k or t - key[c] >= counts[c]:
+                return 1, pos
+            if nids == 0 or ids[nids - 1] != c:
+                ids[nids] = c
+                start = total
+                total += counts[c]
+                nids += 1
+            picks[pos] = start + t - key[c]
+            pos += 1
+    return 0, nids
+
+
+def miniblock_take_picks(key, item_of, counts, base, idx, lens, shared: bool):
+    """The chunks a take of several pages needs and where its rows land in their decode, in
+    one pass: pages laid out as :func:`miniblock_chunk_rows` says (``key``, ``item_of`` per
+    chunk, ``counts`` values a chunk, one a row; ``base`` per page), page k's rows being the
+    next ``lens[k]`` of ``idx`` (or, ``shared``, the first ``lens[k]`` of ``idx`` for every
+    page: columns paged alike). Returns ``(chunk ids, picks)``, the chunks ascending and
+    ``picks[j]`` the j-th row's value among theirs decoded back to back; None when the rows
+    do not ascend. Raises ``ValueError(j)`` when row j lies outside its page's chunks.
+
+    Example::
+
+        >>> item, first, key = miniblock_chunk_rows([2, 2, 2, 2], [2, 2], [4, 4])
+        >>> ids, picks = miniblock_take_picks(key, item, np.full(4, 2), np.array([0, 5]), np.array([1, 3]),
+        ...                                   np.array([2, 2]), True)
+        >>> ids.tolist(), picks.tolist()
+        ([0, 1, 2, 3], [1, 3, 5, 7])
+    """
+    key, item_of, counts, base, idx, lens = (np.ascontiguousarray(x, dtype=np.int64)
+                                             for x in (key, item_of, counts, base, idx, lens))
+    n = int(lens.sum())
+    if (lens < 0).any() or (int(lens.max(initial=0)) > len(idx) if shared else n != len(idx)):
+        raise ValueError("lens must count the rows of idx")
+    ids, picks = np.empty(min(n, len(key)), np.int64), np.empty(n, np.int64)
+    status, got = _k_take_picks(key, item_of, counts, base, idx, lens, shared, ids, picks)
+    if status == 2:
+        return None
+    if status == 1:
+        raise ValueError(int(got))
+    return ids[:got], picks
 
 
 @_helper

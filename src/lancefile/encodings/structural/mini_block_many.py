@@ -291,6 +291,7 @@ def read_columns(items: list) -> list[PagePart]:
     source = page0.layout.source
     table = _chunk_table(items, _prime(items))
     is_range = items[0][2].is_range
+    where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
     key, first, item_of = table.key, table.first, table.item_of
     if is_range:
         lo = np.fromiter((local.start for _, _, local in items), np.int64, len(items))
@@ -302,15 +303,10 @@ def read_columns(items: list) -> list[PagePart]:
         entry0 = np.cumsum(counts) - counts  # each chunk's first entry in the decode
         picks = entry0[np.cumsum(c1 - c0) - (c1 - c0)] + lo - first[c0]  # where each column's rows start
     else:  # the chunks holding the rows, and each row's entry among them
-        idx = np.concatenate([local.indices for _, _, local in items])
-        owner = np.repeat(table.base, [len(local.indices) for _, _, local in items])
-        chunk_of = np.searchsorted(key, owner + idx, side="right") - 1
-        ids, inverse = np.unique(chunk_of, return_inverse=True)
+        ids, picks = _take_picks(table, items, where)
         counts = table.counts[ids]
-        picks = (np.cumsum(counts) - counts)[inverse] + idx - first[chunk_of]
     sizes = table.sizes[ids]
     data, base = read_spans(source, table.data_at[item_of[ids]] + table.offsets[ids], sizes)
-    where = f"{page0.where.split(' column ')[0]} columns {page0.column.index}-{items[-1][1].column.index}"
     positions = None if is_range else picks
     try:
         _, defs, _, values, taken = dec0._decode(page0, data, base, sizes, counts, positions)
@@ -336,6 +332,33 @@ def read_columns(items: list) -> list[PagePart]:
         at += n
         parts.append(PagePart(None, None if defs is None else defs[a : a + n], arr.slice(a, n), n))
     return parts
+
+
+def _take_picks(table: _ChunkTable, items: list, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(chunk ids, picks)`` of a take over one page each of several columns (see
+    :func:`read_columns`). Columns paged alike share one selection, walked once a column by a
+    compiled merge (a 10,000-row take of 1,000 columns: 10 million rows, where sorting them to
+    find their chunks took 0.9 s); rows that do not ascend are searched for and sorted."""
+    locals_ = [local for _, _, local in items]
+    shared = all(local is locals_[0] for local in locals_)
+    idx = locals_[0].indices if shared else np.concatenate([local.indices for local in locals_])
+    lens = np.fromiter((local.count for local in locals_), np.int64, len(locals_))
+    try:
+        got = kernels.miniblock_take_picks(table.key, table.item_of, table.counts, table.base, idx, lens, shared)
+    except ValueError as exc:
+        (j,) = exc.args
+        k = int(np.searchsorted(np.cumsum(lens), j, side="right"))
+        raise CorruptFileError(f"{where}: row {int(locals_[k].indices[j - int(lens[:k].sum())])} of column "
+                               f"{items[k][1].column.index}'s page lies past the rows of its chunks") from None
+    if got is not None:
+        return got
+    if shared:
+        idx = np.tile(idx, len(locals_))
+    owner = np.repeat(table.base, lens)
+    chunk_of = np.searchsorted(table.key, owner + idx, side="right") - 1
+    ids, inverse = np.unique(chunk_of, return_inverse=True)
+    counts = table.counts[ids]
+    return ids, (np.cumsum(counts) - counts)[inverse] + idx - table.first[chunk_of]
 
 
 class PendingChunks:
