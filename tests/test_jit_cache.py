@@ -71,7 +71,9 @@ def test_a_changed_helper_file_recompiles_the_kernels_that_call_it(tmp_path):
     (tmp_path / "helpers_mod.py").write_text(_helpers(2, 10))  # only the helper's file changes
     assert _run(tmp_path) == {"got": 13, "hits": 0, "misses": 1}
 
-    (tmp_path / "helpers_mod.py").write_text(_helpers(2, 20))  # only an imported constant changes
+    # only an imported constant changes (it lives in the helper's file here; a constant from a file
+    # with no helper is the next test's _FL_ORDER)
+    (tmp_path / "helpers_mod.py").write_text(_helpers(2, 20))
     assert _run(tmp_path)["got"] == 23
     assert _run(tmp_path) == {"got": 23, "hits": 1, "misses": 0}
 

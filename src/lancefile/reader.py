@@ -65,12 +65,9 @@ MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # 10,000-row take of the nested table, alternating: 164 -> 119 ms; 100-row takes gain nothing).
 PARALLEL_MIN_ROWS = 8192
 PARALLEL_MAX_FIELDS = 64
-# A row range of at most this many Arrow bytes (estimated) in at most fieldtasks.INLINE_TASKS
-# field tasks is decoded in the caller's thread, chunk after chunk: handing a read this small
-# to the read pool costs more than its second core gives back. Measured on the bench tables
-# (pylance's files, 9 alternating runs each): a 1% read_range (2 MB) took 1.13-1.49x the serial
-# time on the pool (nested 9.19 vs 6.15 ms, low-cardinality strings 4.70 vs 3.17), a 5% one (10
-# MB) 0.95-1.19x; at 40 MB the pool wins (nested 0.94x, low-cardinality 0.84x).
+# A row range of at most this many Arrow bytes (estimated), in at most fieldtasks.INLINE_TASKS
+# tasks, decodes in the caller's thread: on the pool a 1% read_range of the bench tables (2 MB)
+# took 1.13-1.49x the serial time, a 5% one 0.95-1.19x; at 40 MB the pool wins (0.84-0.94x).
 INLINE_READ_BYTES = 16 * 1024 * 1024
 
 
