@@ -348,3 +348,152 @@ def test_ranges_total_is_the_sum_or_names_the_first_range_outside(ranges, limit)
     n = np.array([b for _, b in ranges], np.int64)
     bad = [i for i, (a, b) in enumerate(ranges) if a < 0 or b < 0 or a + b > limit]
     assert ranges_total(s, n, limit) == (-1 - bad[0] if bad else int(n.sum()))
+
+
+_SPLIT_DATA = np.random.default_rng(11).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+
+
+@pytest.fixture(scope="module")
+def split_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("split") / "bytes.bin"
+    path.write_bytes(_SPLIT_DATA)
+    return path
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 199_000), st.integers(0, 1_000)), min_size=1, max_size=30),
+       st.sampled_from([0, 64, 4096]))
+def test_a_large_local_read_in_two_halves_gives_the_same_bytes(split_file, ranges, gap):
+    """With every read counted as large, a local file's ranges are read in two halves (one on
+    a helper thread, the range at the middle cut in two): the same bytes as slicing the file,
+    and the halves hold every byte once."""
+    from unittest import mock
+
+    import lancefile.io as io
+    from lancefile import threadpools
+
+    starts, lengths = np.array(sorted(ranges), np.int64).T.reshape(2, -1)
+    halves = []
+    real = io._halves
+
+    def spy(*a):
+        got = real(*a)
+        halves.append(got)
+        return got
+
+    with mock.patch.object(io, "SPLIT_READ_BYTES", 1), mock.patch.object(threadpools, "_CORES", 2), \
+            mock.patch.object(io, "_halves", spy):
+        src = io.LocalFileSource(split_file)
+        try:
+            buf, at = io.read_spans(src, starts, lengths, gap=gap)
+        finally:
+            src.close()
+    for s, n, a in zip(starts.tolist(), lengths.tolist(), at.tolist()):
+        assert bytes(buf[a : a + n]) == _SPLIT_DATA[s : s + n]
+    if lengths.sum():
+        assert len(halves) == 1
+        (s1, n1, a1), (s2, n2, a2) = halves[0]
+        total = int(n1.sum() + n2.sum())
+        assert abs(int(n1.sum()) - int(n2.sum())) <= 1  # split at the middle byte
+        covered = np.zeros(len(buf), np.int64)  # each byte of the buffer written once
+        for a, n in zip(np.concatenate([a1, a2]).tolist(), np.concatenate([n1, n2]).tolist()):
+            covered[a : a + n] += 1
+        assert covered.sum() == total and covered.max(initial=0) <= 1
+
+
+def test_a_split_read_reads_the_helpers_half_itself_when_the_helper_is_busy_and_names_a_short_one(
+        split_file, monkeypatch, tmp_path):
+    """The helper's half is read by the calling thread when the helper has not started it (its
+    thread busy with another read); a file cut short under the reader still raises the error
+    naming the short range, from either half; inside ``cores_shared`` nothing is split."""
+    from concurrent.futures import Future
+
+    import lancefile.io as io
+    from lancefile import threadpools
+    from lancefile.errors import LanceIOError
+
+    monkeypatch.setattr(threadpools, "_CORES", 2)
+    monkeypatch.setattr(io, "SPLIT_READ_BYTES", 1)
+    pending = []
+
+    class Busy:  # a pool whose thread never gets to the task
+        def submit(self, fn, *args):
+            pending.append(Future())
+            return pending[-1]
+
+    monkeypatch.setattr(io, "_split_pool", lambda: Busy())
+    src = io.LocalFileSource(split_file)
+    data = src.read(1_000, 150_000)  # (a read of 64 KiB or more goes through read_into)
+    assert bytes(data) == _SPLIT_DATA[1_000:151_000] and len(pending) == 1 and pending[0].cancelled()
+    with threadpools.cores_shared():
+        assert bytes(src.read(0, 130_000)) == _SPLIT_DATA[:130_000] and len(pending) == 1  # not split
+    src.close()
+    monkeypatch.setattr(io, "_split_pool", lambda: threadpools.shared_pool("pread", 1))
+    path = tmp_path / "cut.bin"
+    path.write_bytes(_SPLIT_DATA)
+    src = io.LocalFileSource(path)
+    with open(path, "r+b") as fh:
+        fh.truncate(100_000)
+    with pytest.raises(LanceIOError, match=r"short read at 83000 \(17000 of 75000 bytes\)"):
+        src.read(8_000, 150_000)  # the second half [83000, 158000) runs past the end
+    with pytest.raises(LanceIOError, match=r"short read at 20000 \(80000 of 90000 bytes\)"):
+        src.read(20_000, 180_000)  # both halves [20000, 110000) and [110000, 200000) run short: the first is named
+    with pytest.raises(LanceIOError, match=r"short read at 90000 \(10000 of 15000 bytes\)"):
+        io.read_spans(src, [0, 90_000], [15_000, 15_000], gap=0)  # the first range is whole, the second is not
+    src.close()
+
+
+def test_the_read_pools_tasks_neither_split_their_reads_nor_their_decodes():
+    """A task on the read pool runs inside ``cores_shared`` (its reads and kernels keep to its
+    thread); the calling thread may split."""
+    import pyarrow as pa
+
+    from lancefile import fieldtasks, threadpools
+    from lancefile.encodings.selection import Selection
+
+    seen = []
+
+    class Reader:  # one field, read as one task
+        def read(self, sel, cache):
+            seen.append(threadpools.may_split())
+            return pa.array([1])
+
+    tasks = fieldtasks.FieldTasks([Reader(), Reader()], Selection.of_range(0, 1), {})
+    assert [a.to_pylist() for a in tasks.result()] == [[1], [1]]
+    if fieldtasks.READ_THREADS > 1:
+        assert seen == [False, False]
+    assert threadpools.may_split() == ((threadpools._CORES or 1) > 1)
+
+
+def test_takes_with_every_read_decode_and_check_in_two_halves_equal_the_table(tmp_path, monkeypatch):
+    """A take of lancefile's (checksummed) file of float columns, with every read, LZ4 decode
+    and checksum check counted as large, so split in halves at once: the table's rows; a
+    damaged byte is still found."""
+    import lancefile.io as io
+    from lancefile import threadpools
+    from lancefile.encodings.kernels import lz4 as lz4_module
+    from lancefile.errors import ChecksumError
+    from lancefile.format import hashloop
+
+    rng = np.random.default_rng(8)
+    table = pa.table({f"c{i}": rng.random(20_000) for i in range(6)})
+    path = tmp_path / "f.lance"
+    lancefile.write_table(table, path)
+    used = []
+    real = threadpools.run_parallel
+    for name, value in ((io, "SPLIT_READ_BYTES"), (lz4_module, "PARALLEL_DECODE_BYTES"),
+                        (hashloop, "PARALLEL_DECODE_BYTES")):
+        monkeypatch.setattr(name, value, 1)
+    for module in (lz4_module, hashloop):
+        monkeypatch.setattr(module, "run_parallel", lambda fn, items, m=module: used.append(m.__name__) or real(fn, items))
+    monkeypatch.setattr(threadpools, "_CORES", 2)
+    rows = np.sort(rng.choice(20_000, 700, replace=False))
+    assert lancefile.LanceFileReader(path).take_rows(rows).to_table().equals(table.take(rows))
+    assert set(used) == {lz4_module.__name__, hashloop.__name__}  # both went in halves
+    assert lancefile.LanceFileReader(path).read_range(5_000, 9_000).to_table().equals(table.slice(5_000, 9_000))
+    page = lancefile.LanceFileReader(path).metadata().columns[3].pages[0]
+    raw = bytearray(path.read_bytes())
+    raw[page.buffers[-1].position + 5_000] ^= 0xFF  # inside column 3's chunks
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ChecksumError):
+        lancefile.LanceFileReader(path).take_rows(rows).to_table()

@@ -31,7 +31,7 @@ from concurrent.futures import wait
 import pyarrow as pa
 
 from .encodings.selection import Selection
-from .threadpools import shared_pool
+from .threadpools import cores_shared, shared_pool
 
 __all__ = ["READ_THREADS", "FieldTasks", "submit_fields", "decode_here", "decoding_here"]
 
@@ -60,7 +60,8 @@ def decode_here():
     before = getattr(_HERE, "on", False)
     _HERE.on = True
     try:
-        yield
+        with cores_shared():
+            yield
     finally:
         _HERE.on = before
 
@@ -87,7 +88,7 @@ class FieldTasks:
             self._futures = None  # run by result(), in order, in the caller's thread
         else:
             pool = shared_pool("read", READ_THREADS)
-            self._futures = [pool.submit(task) for _, task in self._tasks]
+            self._futures = [pool.submit(_unsplit, task) for _, task in self._tasks]
 
     def wait(self) -> None:
         """Return once no task runs any more (they share the scan's page cache)."""
@@ -107,6 +108,14 @@ class FieldTasks:
             mine = [res for (j, _), res in zip(self._tasks, results) if j == i]
             out.append(r.assemble(self._sel, mine) if self._split[i] else mine[0])
         return out
+
+
+def _unsplit(task):
+    """``task()`` on a pool thread: the pool's threads share the cores already, so their
+    reads and decodes are not split over a helper thread as well
+    (:func:`lancefile.threadpools.cores_shared`)."""
+    with cores_shared():
+        return task()
 
 
 def submit_fields(readers, sel: Selection, cache: dict, inline: bool = False) -> FieldTasks:

@@ -81,10 +81,21 @@ def test_checksums_give_the_same_hashes_either_way(monkeypatch):
     assert fast[1][0].tolist() == blocks
 
 
-def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(path):
+@pytest.mark.parametrize("halves", [False, True])
+def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(path, halves, monkeypatch):
     """Ranges that share a block (in any order) check it once: a damaged block is reported
-    once; a damaged segment is the one named, the first by number when two are."""
+    once; a damaged segment is the one named, the first by number when two are. Hashed in
+    two halves at once (a large take), the same: block 1 is read by ranges of both halves,
+    and the two damaged segments lie one in each."""
+    from lancefile import threadpools
     from lancefile.format.hashloop import check_reads, widen_reads
+
+    if halves:
+        monkeypatch.setattr(threadpools, "_CORES", 2)
+        monkeypatch.setattr(hashloop, "PARALLEL_DECODE_BYTES", 1)
+        halved = []
+        real = hashloop.run_parallel
+        monkeypatch.setattr(hashloop, "run_parallel", lambda fn, items: halved.append(items) or real(fn, items))
 
     B = 64
     raw = np.random.default_rng(3).integers(0, 256, 12 * B, dtype=np.uint8)
@@ -119,3 +130,5 @@ def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(pa
     both = seg_hash ^ np.uint64(1)
     assert check(seg_hash=both)[1] == 0
     assert check(seg_hash=np.array([seg_hash[0], seg_hash[1] ^ np.uint64(1)], np.uint64))[1] == 1
+    if halves and path == "compiled":
+        assert halved and halved[0] == [(0, 4), (4, 8)]

@@ -27,6 +27,7 @@ import xxhash
 
 from .._jit import _Kernel
 from ..io import ranges_total
+from ..threadpools import PARALLEL_DECODE_BYTES, halfway, run_parallel
 
 __all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads"]
 
@@ -215,11 +216,19 @@ def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: in
     fn = _xxh3()
     if fn is None:
         return _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash)
-    bad = np.empty(int(nb.sum()), np.int64)
-    nbad, seg_bad = _k_check_read(fn, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, bad)
-    if nbad < 0:
-        raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
-    return np.sort(bad[:nbad]), int(seg_bad)
+
+    def run(a: int, b: int):  # ranges [a, b)
+        bad = np.empty(int(nb[a:b].sum()), np.int64)
+        nbad, seg_bad = _k_check_read(fn, data, at[a:b], size[a:b], b0[a:b], nb[a:b], seg[a:b], block, covered,
+                                      block_hash, seg_hash, bad)
+        if nbad < 0:
+            raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
+        return bad[:nbad], int(seg_bad)
+
+    h = halfway(size, int(size.sum()), PARALLEL_DECODE_BYTES)  # a large take's reads: hashed on two cores
+    parts = run_parallel(lambda ab: run(*ab), [(0, h), (h, len(nb))]) if h else [run(0, len(nb))]
+    segs = [x for _, x in parts if x >= 0]
+    return np.unique(np.concatenate([b for b, _ in parts])), min(segs, default=-1)
 
 
 def _python_hashes(view: memoryview, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:

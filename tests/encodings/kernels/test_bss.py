@@ -75,12 +75,24 @@ def test_byte_stream_split_encode_chunks(bits, n, per, seed):
 
 @PROPS
 @given(st.sampled_from([32, 64]), st.lists(st.integers(0, 600), min_size=1, max_size=5), st.integers(0, 2**32 - 1),
-       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3))
-def test_lz4_split_chunks_fused_equal_two_passes(bits, counts, seed, flips):
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3), st.booleans())
+def test_lz4_split_chunks_fused_equal_two_passes(bits, counts, seed, flips, halves):
     """LZ4 blocks of split chunks decoded in one pass equal decompressing, then un-splitting;
-    damaged blocks raise CorruptFileError (or decode as the two passes decode them)."""
+    damaged blocks raise CorruptFileError (or decode as the two passes decode them). The
+    same in two halves decoded at once (``halves``: every decode counts as large)."""
+    from unittest import mock
+
+    from lancefile import threadpools
     from lancefile.encodings.compression import decompress_many, lz4_frames
+    from lancefile.encodings.kernels import lz4 as lz4_module
     from lancefile.errors import CorruptFileError
+
+    with mock.patch.object(lz4_module, "PARALLEL_DECODE_BYTES", 1 if halves else 1 << 40), \
+            mock.patch.object(threadpools, "_CORES", 2):
+        _lz4_split_chunks(bits, counts, seed, flips, decompress_many, lz4_frames, CorruptFileError)
+
+
+def _lz4_split_chunks(bits, counts, seed, flips, decompress_many, lz4_frames, CorruptFileError):
 
     w = bits // 8
     rng = np.random.default_rng(seed)
@@ -108,3 +120,34 @@ def test_lz4_split_chunks_fused_equal_two_passes(bits, counts, seed, flips):
     assert want is not None and got.tobytes() == want.tobytes()
     if not flips:
         assert got.tobytes() == vals.tobytes()
+
+
+def test_lz4_split_chunks_in_halves_name_a_damaged_block_of_the_second_half(monkeypatch):
+    """Decoded in two halves at once, a block of the second half that does not decode is
+    named by its own number (not its place in its half), and the values of both halves land
+    where they belong."""
+    from lancefile import threadpools
+    from lancefile.encodings.compression import lz4_frames
+    from lancefile.encodings.kernels import lz4 as lz4_module
+    from lancefile.errors import CorruptFileError
+
+    monkeypatch.setattr(threadpools, "_CORES", 2)
+    monkeypatch.setattr(lz4_module, "PARALLEL_DECODE_BYTES", 1)
+    halves = []
+    real = lz4_module.run_parallel
+    monkeypatch.setattr(lz4_module, "run_parallel", lambda fn, items: halves.append(items) or real(fn, items))
+    counts = [300, 200, 400, 100, 250, 350]
+    vals = np.random.default_rng(4).random(sum(counts))
+    ends = np.cumsum(counts)
+    pieces = [np.frombuffer(k.byte_stream_split_encode(vals[e - n : e]), np.uint8) for n, e in zip(counts, ends)]
+    sizes = np.array([len(p) for p in pieces], np.int64)
+    packed, psizes = k.lz4_compress_runs_many(np.concatenate(pieces), np.cumsum(sizes) - sizes, sizes)
+    pstarts = np.cumsum(psizes) - psizes
+    got = k.lz4_bss_decode_many(packed, *lz4_frames(packed, pstarts, psizes), np.array(counts), 64)
+    assert got.tobytes() == vals.tobytes()
+    assert halves == [[(0, 3), (3, 6)]]
+    frames = lz4_frames(packed, pstarts, psizes)
+    bad_announced = frames[2].copy()
+    bad_announced[4] += 1  # block 4 (the second half's second) no longer decodes to what it announces
+    with pytest.raises(CorruptFileError, match="LZ4 buffer 4 of 6"):
+        k.lz4_bss_decode_many(packed, frames[0], frames[1], bad_announced, np.array(counts), 64)

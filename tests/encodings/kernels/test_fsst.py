@@ -395,7 +395,7 @@ def test_oracle_reads_our_fsst(oracle_dir):
 def test_a_few_strings_far_apart_are_decoded_on_the_calling_thread(monkeypatch):
     """Decoding is split over two threads by the code bytes to decode, not by how far apart
     the strings lie (a take's rows scattered over an 11 MB page are a few kilobytes)."""
-    from lancefile.encodings.kernels import _common
+    from lancefile import threadpools as _common  # run_parallel's pool
     from lancefile.encodings.kernels import fsst as fsst_mod
 
     sym = [int.from_bytes(b"abc", "little")]
@@ -563,7 +563,7 @@ def test_one_pass_names_the_bad_string(path, bad, code, match):
 def test_one_pass_halves_only_when_alone(monkeypatch):
     """Two one-pass decodes at once (a scan's two chunks) each keep to one thread; a decode
     on its own splits in two."""
-    from lancefile.encodings.kernels import _common
+    from lancefile import threadpools as _common  # run_parallel's pool
     from lancefile.encodings.kernels import fsst as fsst_module
 
     _paths(monkeypatch, "one-pass halves")

@@ -8,13 +8,11 @@ integer arrays and bytes-like buffers into the 1-D little-endian unsigned words 
 
 from __future__ import annotations
 
-from concurrent.futures import wait
-
 import numpy as np
 
 from ..._jit import _compile_helpers, _helper, _Kernel  # noqa: F401 (the kernels' machinery)
 from ...errors import CorruptFileError, InvalidInputError
-from ...threadpools import shared_pool
+from ...threadpools import PARALLEL_DECODE_BYTES, halfway, run_parallel  # noqa: F401 (the kernels' too)
 
 __all__ = ["bit_width"]
 
@@ -25,23 +23,6 @@ _U64_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 # --------------------------------------------------------------------------------------
 # Lazy numba compilation (lancefile._jit, shared with the I/O layer below)
 # --------------------------------------------------------------------------------------
-
-def run_parallel(fn, items) -> list:
-    """``[fn(x) for x in items]``, the items after the first on a small thread pool.
-
-    For compiled kernels, which release the GIL: two halves of a large decode then use
-    both cores. Exceptions propagate; every item has finished when this returns.
-    """
-    items = list(items)
-    if len(items) <= 1:
-        return [fn(x) for x in items]
-    futures = [shared_pool("kernel", 2).submit(fn, x) for x in items[1:]]
-    try:
-        first = fn(items[0])
-    finally:
-        wait(futures)
-    return [first] + [f.result() for f in futures]
-
 
 def store_u64(out, pos, value) -> None:
     """Write ``value`` as 8 little-endian bytes at ``out[pos]`` (any alignment).

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import _helper, _Kernel, load_u64, store_u64
+from ._common import PARALLEL_DECODE_BYTES, _helper, _Kernel, halfway, load_u64, run_parallel, store_u64
 from .bss import _bss_chunk
 
 __all__ = ["lz4_decompress_many", "lz4_compress_runs_many", "lz4_bss_decode_many", "lz4_frames_plan"]
@@ -154,10 +154,19 @@ def lz4_bss_decode_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray, 
         c = int(short[0])
         raise CorruptFileError(f"byte-stream-split chunk {c} has {int(announced[c])} bytes; "
                                f"{int(counts[c])} values need {int(counts[c]) * w}")
-    scratch = np.empty(int(announced.max()) if len(announced) else 0, np.uint8)
+    starts, sizes = np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64)
     out = empty(int(counts.sum()) * w, np.uint8)
-    bad = _k_lz4_bss_many(src, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(sizes, np.int64),
-                          announced, counts, w, scratch, out)
+    room = int(announced.max()) if len(announced) else 0
+
+    def run(a: int, b: int) -> int:  # blocks [a, b), into out after the values of the blocks before a
+        at = int(counts[:a].sum()) * w
+        bad = _k_lz4_bss_many(src, starts[a:b], sizes[a:b], announced[a:b], counts[a:b], w, np.empty(room, np.uint8),
+                              out[at:])
+        return bad + a if bad >= 0 else -1
+
+    h = halfway(counts, len(out) // w, PARALLEL_DECODE_BYTES // max(w, 1))
+    bad = min((x for x in run_parallel(lambda ab: run(*ab), [(0, h), (h, len(counts))]) if x >= 0), default=-1) \
+        if h else run(0, len(counts))
     if bad >= 0:
         raise CorruptFileError(f"LZ4 buffer {bad} of {len(counts)} ({int(sizes[bad])} bytes) does not decompress "
                                f"to the {int(announced[bad])} bytes it announces")
