@@ -9,7 +9,8 @@ the paired ratios ``new / base`` next to each side's median.
 ``--base`` is a git revision of this repository (checked out into a temporary worktree) or a
 directory holding ``src/lancefile``; ``--new`` is this checkout's ``src`` unless given the
 same way. Operations: ``scan`` (a fresh reader, every batch of ``read_all``), ``take`` (a fresh
-reader, 100 sorted random rows) and ``write`` (the table as one ``write_batch``, without
+reader, 100 sorted random rows), ``range`` (a fresh reader, the bench's read_range: 1% of the
+rows from the middle) and ``write`` (the table as one ``write_batch``, without
 fsync). The file read is written once by pylance (``--writer lancefile``: by the new tree).
 
 Example::
@@ -29,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OPS = ("scan", "take", "write")
+OPS = ("scan", "take", "range", "write")
 
 
 def _worker(args) -> None:
@@ -58,6 +59,8 @@ def _worker(args) -> None:
                 pass
         elif args.op == "take":
             lancefile.LanceFileReader(args.file).take_rows(idx).to_table()
+        elif args.op == "range":
+            lancefile.LanceFileReader(args.file).read_range(rows // 2, max(1, rows // 100)).to_table()
         else:
             if out.exists():
                 out.unlink()

@@ -23,7 +23,8 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-@pytest.mark.parametrize("op,table", [("scan", "numeric"), ("take", "nested"), ("write", "strings_lowcard")])
+@pytest.mark.parametrize("op,table", [("scan", "numeric"), ("take", "nested"), ("range", "embeddings"),
+                                      ("write", "strings_lowcard")])
 def test_pairs_of_one_tree_against_itself(op, table):
     proc = _run("--base", str(ROOT), "--table", table, "--op", op, "--scale", "0.002", "--pairs", "3")
     assert proc.returncode == 0, proc.stderr[-3000:]

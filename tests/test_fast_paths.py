@@ -16,6 +16,7 @@ import pytest
 import lancefile
 from lancefile import fieldtasks
 from lancefile import reader as reader_mod
+from lancefile import readplan
 from lancefile.encodings.v2_0 import dictionary, encoder, spans
 from lancefile.encodings.v2_0 import fixed_size_list as fsl_mod
 from lancefile.format.container import BufferRef
@@ -96,8 +97,8 @@ def mixed_file(tmp_path_factory):
 @pytest.mark.parametrize("batch_size", [1, 1000, 4096, 65536])
 def test_scan_batches_are_exact_whatever_the_chunking(mixed_file, batch_size, monkeypatch):
     t, path = mixed_file
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 200_000)  # many chunks, resized as they go
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 200_000)  # many chunks, resized as they go
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", 200_000)
     batches = list(lancefile.LanceFileReader(path).read_all(batch_size=batch_size))
     assert [len(b) for b in batches[:-1]] == [batch_size] * (len(batches) - 1)
     assert pa.Table.from_batches(batches).equals(t)

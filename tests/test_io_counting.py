@@ -181,7 +181,7 @@ def test_sources_agree(tmp_path):
 
 def test_page_dictionary_read_once_across_chunks(tmp_path, monkeypatch):
     """A page spanning many read chunks fetches its dictionary once, not once per chunk."""
-    import lancefile.reader as reader_mod
+    import lancefile.readplan as readplan
     from lancefile.format.container import read_layout
 
     t = pa.table({"c": pa.array([["red", "green", "blue"][i % 3] for i in range(5000)])})
@@ -191,7 +191,7 @@ def test_page_dictionary_read_once_across_chunks(tmp_path, monkeypatch):
     layout = read_layout(InMemorySource(data))
     (page,) = layout.column(0).pages
     items = page.buffers[1]  # dictionary items' offsets buffer (indices are buffer 0)
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 1)  # one batch per chunk
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 1)  # one batch per chunk
     src, reader = _open(data)
     got = reader.read_all(batch_size=100).to_table()
     assert got.equals(t)

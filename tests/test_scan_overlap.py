@@ -15,6 +15,7 @@ import pytest
 import lancefile
 from lancefile import fieldtasks
 from lancefile import reader as reader_mod
+from lancefile import readplan
 
 N = 30_000
 
@@ -53,9 +54,9 @@ def nested_file(request, tmp_path_factory):
 def small_chunks(monkeypatch):
     monkeypatch.setattr(fieldtasks, "READ_THREADS", 3)
     monkeypatch.setattr(reader_mod, "PARALLEL_MIN_ROWS", 1)
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 60_000)
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 60_000)
-    monkeypatch.setattr(reader_mod, "MIN_COLUMN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 60_000)
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", 60_000)
+    monkeypatch.setattr(readplan, "MIN_COLUMN_CHUNK_BYTES", 1)
 
 
 @pytest.mark.parametrize("batch_size", [1000, 4096, 65536])
@@ -89,9 +90,9 @@ def test_a_short_last_chunk_joins_the_one_before(monkeypatch):
     lancefile.write_table(t, buf, version="2.2")
     data = buf.getvalue().to_pybytes()
     # chunks of 2,048 rows: 40 columns x 8 bytes x 2,048 rows
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", cols * 8 * 2048)
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", cols * 8 * 2048)
-    monkeypatch.setattr(reader_mod, "MIN_COLUMN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", cols * 8 * 2048)
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", cols * 8 * 2048)
+    monkeypatch.setattr(readplan, "MIN_COLUMN_CHUNK_BYTES", 1)
     reads = []
     real = lancefile.LanceFileReader._start_read
 
@@ -117,8 +118,8 @@ def test_one_field_scan_decodes_two_chunks_at_once(monkeypatch, tmp_path):
     ~70 MB, 0.69-0.72 -> 0.54-0.64x pylance's time)."""
     monkeypatch.setattr(fieldtasks, "READ_THREADS", 2)
     monkeypatch.setattr(reader_mod, "PARALLEL_MIN_ROWS", 1)
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 200_000)
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", 200_000)
     rng = np.random.default_rng(5)
     t = pa.table({"text": [" ".join(["w" * int(k) for k in rng.integers(1, 9, 30)]) for _ in range(20_000)]})
     path = tmp_path / "text.lance"
@@ -148,9 +149,9 @@ def test_chunks_grow_with_the_projected_columns(monkeypatch):
     buf = pa.BufferOutputStream()
     lancefile.write_table(t, buf, version="2.2")
     data = buf.getvalue().to_pybytes()
-    monkeypatch.setattr(reader_mod, "READ_CHUNK_BYTES", 8 * 1024)  # 1,024 rows of one column
-    monkeypatch.setattr(reader_mod, "MIN_COLUMN_CHUNK_BYTES", 4 * 1024)
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 8 * 4 * 1024 * 3)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 8 * 1024)  # 1,024 rows of one column
+    monkeypatch.setattr(readplan, "MIN_COLUMN_CHUNK_BYTES", 4 * 1024)
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", 8 * 4 * 1024 * 3)
     reads = []
     real = lancefile.LanceFileReader._start_read
 
@@ -171,7 +172,7 @@ def test_chunks_grow_with_the_projected_columns(monkeypatch):
     assert chunk_rows(["c0", "c1"]) == 512  # 2 x 4 KiB = 8 KiB over 16 bytes a row
     assert chunk_rows(["c0", "c1", "c2"]) == 512  # 12 KiB over 24 bytes a row
     assert chunk_rows(["c0", "c1", "c2", "c3"]) == 512  # 16 KiB over 32 bytes a row
-    monkeypatch.setattr(reader_mod, "MAX_READ_CHUNK_BYTES", 8 * 1024)
+    monkeypatch.setattr(readplan, "MAX_READ_CHUNK_BYTES", 8 * 1024)
     assert chunk_rows(["c0", "c1", "c2", "c3"]) == 256  # capped: 8 KiB over 32 bytes a row
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 from . import fieldtasks
 from ._gcpause import gc_paused
 from .checks import check_decoded
-from .encodings.arrowutil import is_fixed_width, min_row_bytes, unslice
+from .encodings.arrowutil import unslice
 from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
 from .encodings.v2_0.fields import read_plain_together
@@ -40,27 +40,15 @@ from .io import ByteSource, open_source
 from .filtered_reads import filtered_batches
 from .predicate import check_filter, to_expression
 from .prefetch import prefetch_pages
-from .projection import kept
 from .projection import resolve as resolve_projection
 from .readahead import DEFAULT_BATCH_READAHEAD, check_readahead, group_batches, grouped_depth
+from .readplan import ReadPlan, chunk_end
 from .results import ColumnMetadata, FileMetadata, PageMetadata, ReaderResults
 from .file_statistics import FileStatistics
 
 __all__ = ["LanceFileReader", "ReaderResults", "FileMetadata", "ColumnMetadata", "PageMetadata"]
 
 DEFAULT_BATCH_SIZE = 1024
-# Rows are decoded in chunks of about this many bytes (of Arrow data) and then cut into
-# batches, so a small batch size does not multiply the per-page work. A scan holds about
-# one chunk at a time, whatever the file's size.
-READ_CHUNK_BYTES = 16 * 1024 * 1024
-# Projections of several columns get bigger chunks, so each column is read in pieces of at
-# least this size, up to MAX_READ_CHUNK_BYTES in all: every chunk costs each column a pass
-# of Python and a task on the read pool, and the fewer the chunks the less the two decoding
-# threads wait for each other's Python. Measured on the nested bench table (4 columns: 24
-# MiB chunks), alternating with pylance (9 runs each): batch size 65,536 1.02 -> 0.70x
-# pylance's time, 1,024 0.77 -> 0.64x (16 MiB chunks -> 24); a scan then holds ~50 MB more.
-MIN_COLUMN_CHUNK_BYTES = 6 * 1024 * 1024
-MAX_READ_CHUNK_BYTES = 64 * 1024 * 1024
 # Scan chunks and takes of at least this many rows decode their fields on the read pool (a
 # 10,000-row take of the nested table, alternating: 164 -> 119 ms; 100-row takes gain nothing).
 PARALLEL_MIN_ROWS = 8192
@@ -69,14 +57,6 @@ PARALLEL_MAX_FIELDS = 64
 # tasks, decodes in the caller's thread: on the pool a 1% read_range of the bench tables (2 MB)
 # took 1.13-1.49x the serial time, a 5% one 0.95-1.19x; at 40 MB the pool wins (0.84-0.94x).
 INLINE_READ_BYTES = 16 * 1024 * 1024
-
-
-def _chunk_end(pos: int, stop: int, rows: int) -> int:
-    """Where a scan's chunk of ``rows`` rows from ``pos`` ends: a remainder of less than half a
-    chunk joins it (every chunk costs each column a pass: 25,000 rows of a 1,000-column file
-    read as 8,192 x 3 + 424 paid a fourth pass for 424 rows)."""
-    end = min(stop, pos + rows)
-    return stop if stop - end < rows // 2 else end
 
 
 class LanceFileReader:
@@ -149,6 +129,7 @@ class LanceFileReader:
         self._tasks = len(self._projection)  # tasks a parallel read splits into (leaves, once readers exist)
         if self.schema.equals(self._storage_schema, check_metadata=True):
             self._storage_schema = self.schema
+        self._plan = ReadPlan(self._layout, self._projection, self._columns, self._storage_schema, self._num_rows)
 
     # -- projection -------------------------------------------------------------------
     def _resolve_projection(self, columns):
@@ -196,7 +177,7 @@ class LanceFileReader:
             # the collections they would trigger (a full one 30-60 ms) are not needed
             with self._readers_lock, gc_paused():
                 if self._readers is None:
-                    self._layout.prefetch_columns(self._projected_columns())  # one request for their metadata
+                    self._layout.prefetch_columns(self._plan.columns())  # one request for their metadata
                     self._readers = [self._partial.get(f.id) or self._codec.build_reader(self._layout, f,
                                                                                          self._columns, keep)
                                      for f, keep in self._projection]
@@ -296,48 +277,6 @@ class LanceFileReader:
             columns=tuple(cols),
         )
 
-    def _projected_columns(self) -> list[int]:
-        wanted: list[int] = []
-        for f, keep in self._projection:
-            for g in f.walk():
-                if g.id in self._columns and (keep is None or g is f or kept(keep, g)):
-                    wanted.append(self._columns[g.id])
-        return wanted
-
-    def _chunk_rows(self, batch_size: int, row_bytes: float, target: int) -> int:
-        """Rows decoded at once: about ``target`` bytes at ``row_bytes`` a row, whole batches."""
-        chunk = max(batch_size, int(target // max(row_bytes, 1.0)))
-        return max(batch_size, (chunk // batch_size) * batch_size)
-
-    def _chunk_plan(self) -> tuple[float, float, int]:
-        """(first estimate of Arrow bytes a row, lower bound of it, chunk target in bytes).
-
-        The estimate is the projected columns' stored bytes a row, but never less than what
-        the Arrow types need (dictionary-encoded strings store a byte a row and decode to
-        many); after each chunk the reader switches to the measured size.
-        """
-        plan = self.__dict__.get("_plan")
-        if plan is None:  # made once a reader: 0.1 ms a column
-            plan = self.__dict__["_plan"] = self._plan_of(
-                sum(self._layout.column(c).data_bytes_estimate() for c in self._projected_columns()))
-        return plan
-
-    def _take_plan(self) -> tuple[float, float, int]:
-        """:meth:`_chunk_plan` for grouping a take's rows, without looking at every projected
-        column's pages (0.1 s of a 10,000-row take of 1,000 columns): the file's data bytes a
-        row, the projected columns' share of them."""
-        plan = self.__dict__.get("_plan")
-        if plan is not None:
-            return plan
-        share = len(self._projected_columns()) / max(self._layout.num_columns, 1)
-        return self._plan_of(self._layout.footer.column_meta_start * share)
-
-    def _plan_of(self, data: float) -> tuple[float, float, int]:
-        cols = len(self._projected_columns())
-        floor = sum(min_row_bytes(f.type) for f in self._storage_schema)
-        target = min(MAX_READ_CHUNK_BYTES, max(READ_CHUNK_BYTES, cols * MIN_COLUMN_CHUNK_BYTES))
-        return max(floor, data / max(self._num_rows, 1)), floor, target
-
     def _read_selection(self, sel: Selection, cache: dict) -> pa.RecordBatch:
         return self._start_read(sel, cache)()
 
@@ -356,7 +295,7 @@ class LanceFileReader:
         self._check_open()  # results are lazy: they may be iterated after close()
         readers = self._field_readers
         if sel.is_range:  # an object store fetches the chunk's pages at once (lancefile.prefetch)
-            prefetch_pages(self._source, self._layout, self._projected_columns, sel.start, sel.stop, cache)
+            prefetch_pages(self._source, self._layout, self._plan.columns, sel.start, sel.stop, cache)
         tasks = None
         if (readers and not serial and sel.count >= PARALLEL_MIN_ROWS and self._parallel
                 and (self._tasks > 1 or ahead) and fieldtasks.READ_THREADS > 1 and not fieldtasks.decoding_here()):
@@ -420,10 +359,11 @@ class LanceFileReader:
         of them, each list from one decoded chunk."""
         self._field_readers  # built (and the columns checked against the file) even for no rows
         cache: dict = {}
-        row_bytes, floor, target = self._chunk_plan()
+        plan = self._plan
+        row_bytes, floor, target = plan.scan()
         # the first chunk is a quarter size: it measures the decoded size of a row, unless
         # every projected type is fixed-width (the size is then known exactly)
-        first = not all(is_fixed_width(f.type) for f in self._storage_schema)
+        first = not plan.type_facts()[1]
         # from the second chunk on, the next chunk is started before this one is waited for
         # (2.1+ fields, whose tasks may share pages across chunks: see encodings.columns)
         overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
@@ -436,19 +376,19 @@ class LanceFileReader:
         try:
             while pos < stop or pending is not None:
                 if pending is None:
-                    rows = self._chunk_rows(batch_size, row_bytes, target // 4 if first else target)
-                    end = _chunk_end(pos, stop, rows)
+                    rows = plan.chunk_rows(batch_size, row_bytes, target // 4 if first else target)
+                    end = chunk_end(pos, stop, rows)
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache,
                                                     whole=pos == start and end == stop,
                                                     ahead=overlap and not first and end < stop, serial=serial), end
                 current, pending = pending, None
                 if overlap and not first and pos < stop:
-                    end = _chunk_end(pos, stop, self._chunk_rows(batch_size, row_bytes, target))
+                    end = chunk_end(pos, stop, plan.chunk_rows(batch_size, row_bytes, target))
                     pending, pos = self._start_read(Selection.of_range(pos, end), cache, ahead=True), end
                 with gc_paused():  # a wide chunk's thousands of Arrow objects, none of them cycles
                     batch = current()
                 current = None
-                if len(batch):
+                if len(batch) and pos < stop:  # (a chunk's nbytes walks every column's buffers)
                     row_bytes = max(floor, batch.nbytes / len(batch))
                 first = False
                 n = len(batch)
@@ -551,8 +491,8 @@ class LanceFileReader:
             # fetched once; passed pages are evicted by the readers, as in a scan).
             group = bs
             if len(idx) > bs:
-                row_bytes, _, target = self._take_plan()
-                group = self._chunk_rows(bs, row_bytes, target)
+                row_bytes, _, target = self._plan.take()
+                group = self._plan.chunk_rows(bs, row_bytes, target)
             cache: dict = {}
             last = -1
             for off in range(0, len(idx), group):

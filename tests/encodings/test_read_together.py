@@ -328,12 +328,12 @@ def test_lone_page_finds_the_page_of_every_row_or_none(tmp_path):
 def test_scans_over_many_pages_read_together_and_forget_passed_pages(tmp_path, monkeypatch, together_calls):
     """Columns of many pages each, scanned in chunks that fall in one page of every column:
     read together, page by page, and the pages a scan has passed are let go."""
-    import lancefile.reader as reader_module
+    import lancefile.readplan as readplan
     from lancefile.encodings.columns import ColumnPages
 
     # chunks of ~1,600 rows, pages of ~8,000
-    monkeypatch.setattr(reader_module, "READ_CHUNK_BYTES", 64 * 1024)
-    monkeypatch.setattr(reader_module, "MIN_COLUMN_CHUNK_BYTES", 1024)
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(readplan, "MIN_COLUMN_CHUNK_BYTES", 1024)
     t = pa.table({f"c{i}": np.random.default_rng(i).random(40_000) for i in range(5)})
     p = tmp_path / "m.lance"
     lancefile.write_table(t, p, version="2.2", max_page_bytes=64 * 1024)

@@ -8,6 +8,7 @@ row counts.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 
 import numpy as np
 
@@ -31,8 +32,8 @@ class ColumnPages:
         self.layout = layout
         self.index = index
         self.info = layout.column(index)
-        self.starts = self.info.page_starts
-        self.bounds = self.starts.tolist()  # Python ints: page lookups without numpy overhead
+        # Python ints: page lookups without numpy overhead (a running sum: columns have few pages)
+        self.bounds = list(accumulate(self.info.lengths, initial=0))
         self.num_rows = self.bounds[-1]
         self._url, self._message = url, message
         self.label = label  # e.g. "field 'a', file version 2.2": added to every message
@@ -40,6 +41,11 @@ class ColumnPages:
         self._where_head = f"{layout.path}: column {index} page "
         self._where_tail = f" ({label})" if label else ""
         self._encodings: dict[int, object] = {}
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Cumulative row offsets: page i covers rows [starts[i], starts[i+1])."""
+        return self.info.page_starts
 
     def page(self, i: int, cache: dict) -> PageData:
         pages = cache.get(self.index)

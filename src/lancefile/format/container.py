@@ -254,7 +254,7 @@ _LENGTH = attrgetter("length")
 _BUFFER_REF = repeat(BufferRef)
 
 
-@dataclass(frozen=True)
+@dataclass  # (not frozen: a frozen dataclass's __init__ costs a microsecond more, and a wide file has thousands)
 class ColumnInfo:
     index: int
     encoding: bytes  # serialized Any holding a ColumnEncoding
