@@ -81,9 +81,16 @@ def take_fresh(column, sel) -> list[PagePart] | None:
     if any(int(nbuf[runs[r]:runs[r + 1]].min()) < tmpls[runs[r]]._buffers_needed() for r in range(len(runs) - 1)):
         return None
     try:
-        return _take(column, tmpls, touched, plist, runs, np.split(idx - starts[page_of], cut), first, nbuf)
+        return _take(column, tmpls, touched, plist, runs, _split(idx - starts[page_of], cut), first, nbuf)
     except (_Fallback, CorruptFileError):
         return None
+
+
+def _split(values: np.ndarray, cut: np.ndarray) -> list[np.ndarray]:
+    """``np.split(values, cut)`` by slicing (a take's rows over 50 pages: np.split's Python
+    costs 4 us a piece)."""
+    bounds = [0, *cut.tolist(), len(values)]
+    return [values[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _take(column, tmpls, touched, plist, runs, wanted, first, nbuf) -> list[PagePart]:
