@@ -66,7 +66,7 @@ EXPLANATIONS = {
         "indexes and dictionaries come in one batch of requests and are checked as arrays, the chunks in "
         "another, and each run of pages of one encoding is decoded in one pass (the take of pylance's nested "
         "file: 7.5 -> 5.7 ms in alternating runs). The measurement uses a freshly "
-        "opened reader each time and 7 repetitions; a process's first two takes of the nested file also "
+        "opened reader each time and 11 repetitions; a process's first two takes of the nested file also "
         "load compiled kernels for new argument types (~20 ms each). Each take is timed after a full "
         "garbage collection, which leaves the CPU caches cold: that costs lancefile's Python-side work more "
         "than pylance's compiled code (lancefile's own files: see the target on them)."
@@ -583,8 +583,8 @@ def render(result: dict, markdown: bool = True) -> str:
         + (" --smoke" if c.get("smoke") else " --quick" if c.get("quick") else "")
         + ("" if c.get("smoke") or c.get("quick") or c["scale"] == 1 else f" --scale {c['scale']:g}")
         + ("" if c.get("smoke") or c["repeat"] == 3 else f" --repeat {c['repeat']}")
-        + ("" if c.get("smoke") or c["repeat_fast"] == 7 else f" --repeat-fast {c['repeat_fast']}")
-        + ("" if c.get("smoke") or c.get("repeat_scan", 5) == 5 else f" --repeat-scan {c['repeat_scan']}")
+        + ("" if c.get("smoke") or c["repeat_fast"] == 11 else f" --repeat-fast {c['repeat_fast']}")
+        + ("" if c.get("smoke") or c.get("repeat_scan", 7) == 7 else f" --repeat-scan {c['repeat_scan']}")
         + ("" if c.get("versions") == result.get("lancefile_reads", c.get("versions"))
            else f" --versions {','.join(c['versions'])}")
         + "".join(f" --{k.replace('_', '-')}" for k in ("no_memory", "no_startup") if c.get(k)) + "`."

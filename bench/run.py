@@ -450,10 +450,11 @@ def parse_args(argv=None):
     p.add_argument("--smoke", action="store_true", help="tiny tables, one repetition (seconds; for CI)")
     p.add_argument("--repeat", type=int, default=None, help="repetitions of writes (default 3)")
     p.add_argument("--repeat-scan", type=int, default=None,
-                   help="repetitions of the scans (default 5: single scans of one file move by 10-25%% on a "
-                        "shared machine, medians of 3 flipped cells near 1.0 from run to run)")
+                   help="repetitions of the scans (default 7: single scans of one file move by 10-25%% on a "
+                        "shared machine, with outliers of up to 2x; medians of 3, then of 5, flipped cells near "
+                        "1.0 from run to run)")
     p.add_argument("--repeat-fast", type=int, default=None,
-                   help="repetitions of takes, ranges, opens and the one-column scan (default 7)")
+                   help="repetitions of takes, ranges, opens and the one-column scan (default 11)")
     p.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated subset of {','.join(TABLES)}")
     p.add_argument("--libs", default=",".join(L.LIBS), help="comma-separated subset of lancefile,pylance,parquet")
     p.add_argument("--versions", default=None,
@@ -472,9 +473,9 @@ def parse_args(argv=None):
     if a.repeat is None:
         a.repeat = 1 if a.smoke else 3
     if a.repeat_scan is None:
-        a.repeat_scan = 1 if a.smoke else 5
+        a.repeat_scan = 1 if a.smoke else 7
     if a.repeat_fast is None:
-        a.repeat_fast = 1 if a.smoke else 7
+        a.repeat_fast = 1 if a.smoke else 11
     a.tables = [t for t in a.tables.split(",") if t]
     a.libs = [x for x in a.libs.split(",") if x]
     a.versions = readable_versions() if a.versions is None else [v for v in a.versions.split(",") if v]
