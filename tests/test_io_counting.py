@@ -289,6 +289,7 @@ def test_many_ranges_go_through_the_compiled_loop_and_a_short_one_is_named(tmp_p
     Python loop); when the file shrank under the reader, the first short range is named,
     whichever loop met it."""
     import lancefile.io as io
+    import lancefile.localfile as localfile
     from lancefile.errors import LanceIOError
 
     data = np.random.default_rng(4).integers(0, 256, 300_000, dtype=np.uint8).tobytes()
@@ -296,8 +297,8 @@ def test_many_ranges_go_through_the_compiled_loop_and_a_short_one_is_named(tmp_p
     path.write_bytes(data)
     src = io.LocalFileSource(path)
     loops = []
-    real = io._pread_loop
-    monkeypatch.setattr(io, "_pread_loop", lambda *a: (loops.append(len(a[3])), real(*a))[1])
+    real = localfile._pread_loop
+    monkeypatch.setattr(localfile, "_pread_loop", lambda *a: (loops.append(len(a[3])), real(*a))[1])
     rng = np.random.default_rng(5)
     starts = np.sort(rng.choice(290_000 // 64, 50, replace=False)) * 64
     lengths = rng.integers(0, 60, 50)
@@ -370,19 +371,20 @@ def test_a_large_local_read_in_two_halves_gives_the_same_bytes(split_file, range
     from unittest import mock
 
     import lancefile.io as io
+    import lancefile.localfile as localfile
     from lancefile import threadpools
 
     starts, lengths = np.array(sorted(ranges), np.int64).T.reshape(2, -1)
     halves = []
-    real = io._halves
+    real = localfile._halves
 
     def spy(*a):
         got = real(*a)
         halves.append(got)
         return got
 
-    with mock.patch.object(io, "SPLIT_READ_BYTES", 1), mock.patch.object(threadpools, "_CORES", 2), \
-            mock.patch.object(io, "_halves", spy):
+    with mock.patch.object(localfile, "SPLIT_READ_BYTES", 1), mock.patch.object(threadpools, "_CORES", 2), \
+            mock.patch.object(localfile, "_halves", spy):
         src = io.LocalFileSource(split_file)
         try:
             buf, at = io.read_spans(src, starts, lengths, gap=gap)
@@ -409,11 +411,12 @@ def test_a_split_read_reads_the_helpers_half_itself_when_the_helper_is_busy_and_
     from concurrent.futures import Future
 
     import lancefile.io as io
+    import lancefile.localfile as localfile
     from lancefile import threadpools
     from lancefile.errors import LanceIOError
 
     monkeypatch.setattr(threadpools, "_CORES", 2)
-    monkeypatch.setattr(io, "SPLIT_READ_BYTES", 1)
+    monkeypatch.setattr(localfile, "SPLIT_READ_BYTES", 1)
     pending = []
 
     class Busy:  # a pool whose thread never gets to the task
@@ -421,14 +424,14 @@ def test_a_split_read_reads_the_helpers_half_itself_when_the_helper_is_busy_and_
             pending.append(Future())
             return pending[-1]
 
-    monkeypatch.setattr(io, "_split_pool", lambda: Busy())
+    monkeypatch.setattr(localfile, "_split_pool", lambda: Busy())
     src = io.LocalFileSource(split_file)
     data = src.read(1_000, 150_000)  # (a read of 64 KiB or more goes through read_into)
     assert bytes(data) == _SPLIT_DATA[1_000:151_000] and len(pending) == 1 and pending[0].cancelled()
     with threadpools.cores_shared():
         assert bytes(src.read(0, 130_000)) == _SPLIT_DATA[:130_000] and len(pending) == 1  # not split
     src.close()
-    monkeypatch.setattr(io, "_split_pool", lambda: threadpools.shared_pool("pread", 1))
+    monkeypatch.setattr(localfile, "_split_pool", lambda: threadpools.shared_pool("pread", 1))
     path = tmp_path / "cut.bin"
     path.write_bytes(_SPLIT_DATA)
     src = io.LocalFileSource(path)
@@ -469,7 +472,7 @@ def test_takes_with_every_read_decode_and_check_in_two_halves_equal_the_table(tm
     """A take of lancefile's (checksummed) file of float columns, with every read, LZ4 decode
     and checksum check counted as large, so split in halves at once: the table's rows; a
     damaged byte is still found."""
-    import lancefile.io as io
+    import lancefile.localfile as localfile
     from lancefile import threadpools
     from lancefile.encodings.kernels import lz4 as lz4_module
     from lancefile.errors import ChecksumError
@@ -480,12 +483,21 @@ def test_takes_with_every_read_decode_and_check_in_two_halves_equal_the_table(tm
     path = tmp_path / "f.lance"
     lancefile.write_table(table, path)
     used = []
-    real = threadpools.run_parallel
-    for name, value in ((io, "SPLIT_READ_BYTES"), (lz4_module, "PARALLEL_DECODE_BYTES"),
+    real = threadpools.in_halves
+    for name, value in ((localfile, "SPLIT_READ_BYTES"), (lz4_module, "PARALLEL_DECODE_BYTES"),
                         (hashloop, "PARALLEL_DECODE_BYTES")):
         monkeypatch.setattr(name, value, 1)
+
+    def spy(module):  # records the module whose work went in two halves
+        def halves(*args):
+            got = real(*args)
+            if len(got) == 2:
+                used.append(module.__name__)
+            return got
+        return halves
+
     for module in (lz4_module, hashloop):
-        monkeypatch.setattr(module, "run_parallel", lambda fn, items, m=module: used.append(m.__name__) or real(fn, items))
+        monkeypatch.setattr(module, "in_halves", spy(module))
     monkeypatch.setattr(threadpools, "_CORES", 2)
     rows = np.sort(rng.choice(20_000, 700, replace=False))
     assert lancefile.LanceFileReader(path).take_rows(rows).to_table().equals(table.take(rows))

@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
-__all__ = ["shared_pool", "cores_shared", "may_split", "run_parallel", "halfway", "PARALLEL_DECODE_BYTES"]
+__all__ = ["shared_pool", "cores_shared", "may_split", "run_parallel", "halfway", "in_halves",
+           "PARALLEL_DECODE_BYTES"]
 
 # A decode (or hash) of at least this many bytes may go in two halves at once (see :func:`halfway`)
 PARALLEL_DECODE_BYTES = 4 << 20
@@ -103,6 +104,14 @@ def halfway(weights, total: int, least: int) -> int:
     if total < least or len(weights) < 2 or not may_split():
         return 0
     return min(max(int(np.searchsorted(np.cumsum(weights), total // 2)) + 1, 1), len(weights) - 1)
+
+
+def in_halves(run, weights, total: int, least: int) -> list:
+    """``[run(0, h), run(h, n)]`` worked on at once (``h``: :func:`halfway` of the ``n`` items of
+    ``weights``), or ``[run(0, n)]`` when one piece is better."""
+    h = halfway(weights, total, least)
+    n = len(weights)
+    return run_parallel(lambda ab: run(*ab), [(0, h), (h, n)]) if h else [run(0, n)]
 
 
 def _forget_pools() -> None:

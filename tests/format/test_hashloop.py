@@ -94,8 +94,8 @@ def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(pa
         monkeypatch.setattr(threadpools, "_CORES", 2)
         monkeypatch.setattr(hashloop, "PARALLEL_DECODE_BYTES", 1)
         halved = []
-        real = hashloop.run_parallel
-        monkeypatch.setattr(hashloop, "run_parallel", lambda fn, items: halved.append(items) or real(fn, items))
+        real = threadpools.run_parallel
+        monkeypatch.setattr(threadpools, "run_parallel", lambda fn, items: halved.append(items) or real(fn, items))
 
     B = 64
     raw = np.random.default_rng(3).integers(0, 256, 12 * B, dtype=np.uint8)

@@ -27,7 +27,7 @@ import xxhash
 
 from .._jit import _Kernel
 from ..io import ranges_total
-from ..threadpools import PARALLEL_DECODE_BYTES, halfway, run_parallel
+from ..threadpools import PARALLEL_DECODE_BYTES, in_halves
 
 __all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads"]
 
@@ -225,8 +225,7 @@ def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: in
             raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
         return bad[:nbad], int(seg_bad)
 
-    h = halfway(size, int(size.sum()), PARALLEL_DECODE_BYTES)  # a large take's reads: hashed on two cores
-    parts = run_parallel(lambda ab: run(*ab), [(0, h), (h, len(nb))]) if h else [run(0, len(nb))]
+    parts = in_halves(run, size, int(size.sum()), PARALLEL_DECODE_BYTES)  # a large take's reads: on two cores
     segs = [x for _, x in parts if x >= 0]
     return np.unique(np.concatenate([b for b, _ in parts])), min(segs, default=-1)
 

@@ -134,8 +134,8 @@ def test_lz4_split_chunks_in_halves_name_a_damaged_block_of_the_second_half(monk
     monkeypatch.setattr(threadpools, "_CORES", 2)
     monkeypatch.setattr(lz4_module, "PARALLEL_DECODE_BYTES", 1)
     halves = []
-    real = lz4_module.run_parallel
-    monkeypatch.setattr(lz4_module, "run_parallel", lambda fn, items: halves.append(items) or real(fn, items))
+    real = threadpools.run_parallel
+    monkeypatch.setattr(threadpools, "run_parallel", lambda fn, items: halves.append(items) or real(fn, items))
     counts = [300, 200, 400, 100, 250, 350]
     vals = np.random.default_rng(4).random(sum(counts))
     ends = np.cumsum(counts)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._jit import _compile_helpers, _helper, _Kernel  # noqa: F401 (the kernels' machinery)
 from ...errors import CorruptFileError, InvalidInputError
-from ...threadpools import PARALLEL_DECODE_BYTES, halfway, run_parallel  # noqa: F401 (the kernels' too)
+from ...threadpools import PARALLEL_DECODE_BYTES, in_halves, run_parallel  # noqa: F401 (the kernels' too)
 
 __all__ = ["bit_width"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import PARALLEL_DECODE_BYTES, _helper, _Kernel, halfway, load_u64, run_parallel, store_u64
+from ._common import PARALLEL_DECODE_BYTES, _helper, _Kernel, in_halves, load_u64, store_u64
 from .bss import _bss_chunk
 
 __all__ = ["lz4_decompress_many", "lz4_compress_runs_many", "lz4_bss_decode_many", "lz4_frames_plan"]
@@ -164,9 +164,8 @@ def lz4_bss_decode_many(src: np.ndarray, starts: np.ndarray, sizes: np.ndarray, 
                               out[at:])
         return bad + a if bad >= 0 else -1
 
-    h = halfway(counts, len(out) // w, PARALLEL_DECODE_BYTES // max(w, 1))
-    bad = min((x for x in run_parallel(lambda ab: run(*ab), [(0, h), (h, len(counts))]) if x >= 0), default=-1) \
-        if h else run(0, len(counts))
+    bad = min((x for x in in_halves(run, counts, len(out) // w, PARALLEL_DECODE_BYTES // max(w, 1)) if x >= 0),
+              default=-1)
     if bad >= 0:
         raise CorruptFileError(f"LZ4 buffer {bad} of {len(counts)} ({int(sizes[bad])} bytes) does not decompress "
                                f"to the {int(announced[bad])} bytes it announces")
