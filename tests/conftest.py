@@ -62,6 +62,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "interop: exchanges files with the reference implementation (pylance)")
+    # every buffer lancefile allocates comes filled with this byte: a reader or writer that
+    # leaves bytes unwritten (and would pass on a recycled buffer's old bytes) fails a test
+    from lancefile import bufferpool
+
+    bufferpool._POISON = 0xA5
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -23,6 +23,7 @@ from typing import Protocol, Sequence
 import numpy as np
 import pyarrow as pa
 
+from . import bufferpool
 from ._jit import _Kernel
 from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 from .threadpools import shared_pool
@@ -34,17 +35,15 @@ __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource"
 # much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
 # use 64 KiB (lancefile.objectstore.REMOTE_COALESCE_GAP), as the reference does.
 COALESCE_GAP = 4 * 1024
-# Buffers at least this large come from Arrow's memory pool, which reuses freed memory: a
-# scan's chunks then land in pages already mapped, where fresh memory from the OS costs
-# more to fault in than the read itself (~4x for a 200 MB read here).
-POOL_BUFFER_BYTES = 64 * 1024
+# Reads of at least this many bytes go into a buffer from lancefile.bufferpool (Arrow's pool,
+# large ones recycled: a scan's chunks then land in pages already mapped; fresh memory from
+# the OS costs more to fault in than the read itself, ~4x for a 200 MB read here)
+POOL_BUFFER_BYTES = bufferpool.POOL_BYTES
 
 
 def new_buffer(n: int) -> memoryview:
-    """``n`` writable bytes (contents undefined), from Arrow's pool when large."""
-    if n >= POOL_BUFFER_BYTES:
-        return memoryview(pa.allocate_buffer(n)).cast("B")  # unsigned bytes, as a bytearray's
-    return memoryview(bytearray(n))
+    """``n`` writable bytes (contents undefined): :func:`lancefile.bufferpool.allocate`'s."""
+    return memoryview(bufferpool.allocate(n))
 
 
 class ByteSource(Protocol):

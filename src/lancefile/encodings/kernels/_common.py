@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import bufferpool
 from ..._jit import _compile_helpers, _helper, _Kernel  # noqa: F401 (the kernels' machinery)
 from ...errors import CorruptFileError, InvalidInputError
 from ...threadpools import PARALLEL_DECODE_BYTES, in_halves, run_parallel  # noqa: F401 (the kernels' too)
@@ -92,22 +93,17 @@ load_u64._lancefile_intrinsic = _make_load_u64
 # --------------------------------------------------------------------------------------
 
 
-# Outputs at least this large come from Arrow's memory pool, which keeps freed memory: the
-# next chunk's output lands in pages already mapped. Fresh memory from the OS is faulted in
-# page by page, which costs more than decoding into it, and much more when two threads do
-# it at once (measured: unpacking 24 MB on two threads took 3.5x one thread's time).
-POOL_BYTES = 64 * 1024
+# Outputs come from lancefile.bufferpool: Arrow's pool, large ones recycled, so the next
+# chunk's output lands in pages already mapped. Fresh memory from the OS is faulted in page by
+# page, which costs more than decoding into it, and much more when two threads do it at once
+# (measured: unpacking 24 MB on two threads took 3.5x one thread's time).
+POOL_BYTES = bufferpool.POOL_BYTES
 
 
 def empty(n: int, dtype) -> np.ndarray:
-    """An uninitialised array of ``n`` values, from Arrow's memory pool when large."""
+    """An uninitialised array of ``n`` values (:func:`lancefile.bufferpool.allocate`'s memory)."""
     dtype = np.dtype(dtype)
-    nbytes = int(n) * dtype.itemsize
-    if nbytes < POOL_BYTES:
-        return np.empty(int(n), dtype=dtype)
-    import pyarrow as pa
-
-    return np.frombuffer(pa.allocate_buffer(nbytes), dtype=dtype)
+    return bufferpool.allocate(int(n) * dtype.itemsize).view(dtype)
 
 
 def _uint_dtype(bits: int) -> np.dtype:
