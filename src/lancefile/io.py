@@ -35,14 +35,10 @@ __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource"
 # much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
 # use 64 KiB (lancefile.objectstore.REMOTE_COALESCE_GAP), as the reference does.
 COALESCE_GAP = 4 * 1024
-# Reads of at least this many bytes go into a buffer from lancefile.bufferpool (Arrow's pool,
-# large ones recycled: a scan's chunks then land in pages already mapped; fresh memory from
-# the OS costs more to fault in than the read itself, ~4x for a 200 MB read here)
-POOL_BUFFER_BYTES = bufferpool.POOL_BYTES
-
-
 def new_buffer(n: int) -> memoryview:
-    """``n`` writable bytes (contents undefined): :func:`lancefile.bufferpool.allocate`'s."""
+    """``n`` writable bytes (contents undefined): :func:`lancefile.bufferpool.allocate`'s, so
+    a large read lands in pages already mapped (fresh memory from the OS costs more to fault
+    in than the read itself, ~4x for a 200 MB read here)."""
     return memoryview(bufferpool.allocate(n))
 
 

@@ -28,8 +28,9 @@ from concurrent.futures import wait
 import numpy as np
 
 from ._jit import _Kernel
+from .bufferpool import POOL_BYTES
 from .errors import LanceIOError
-from .io import POOL_BUFFER_BYTES, _BaseSource, check_range, new_buffer
+from .io import _BaseSource, check_range, new_buffer
 from .threadpools import may_split, shared_pool
 
 __all__ = ["LocalFileSource", "SPLIT_READ_BYTES"]
@@ -116,7 +117,7 @@ class LocalFileSource(_BaseSource):
             raise LanceIOError(f"{self.name}: the file is closed")
         if length == 0:
             return memoryview(b"")
-        if length >= POOL_BUFFER_BYTES:
+        if length >= POOL_BYTES:  # into a buffer of the pool's; smaller: a bytes object
             out = new_buffer(length)
             self.read_into(offset, out)
             return out

@@ -97,9 +97,6 @@ load_u64._lancefile_intrinsic = _make_load_u64
 # chunk's output lands in pages already mapped. Fresh memory from the OS is faulted in page by
 # page, which costs more than decoding into it, and much more when two threads do it at once
 # (measured: unpacking 24 MB on two threads took 3.5x one thread's time).
-POOL_BYTES = bufferpool.POOL_BYTES
-
-
 def empty(n: int, dtype) -> np.ndarray:
     """An uninitialised array of ``n`` values (:func:`lancefile.bufferpool.allocate`'s memory)."""
     dtype = np.dtype(dtype)
