@@ -27,6 +27,7 @@ from .encodings.page import EncodedPage
 from .format.checksums import (BLOCK_BYTES, BlockHasher, build_buffer as build_checksum_buffer,
                                buffer_size as checksum_buffer_size, hash_pieces, segment_hashes, segment_spans_many,
                                span_hashes)
+from .format.grids import grid_hashes
 from .format.container import (ARRAY_ENCODING_URL, BUFFER_PAD_BYTE, BufferRef, Footer, encode_footer,
                                encode_offset_table, pack_any)
 from .tempfiles import create_locked
@@ -55,6 +56,8 @@ class FileSink:
         # (positions, sizes, hashes) a page buffer, lists or arrays, in the order written
         self.small: list[tuple] = []
         self.num_small = 0
+        # page buffers hashed in pieces (grids): (position, size, step, hashes), in file order
+        self.grids: list[tuple] = []
         # Unbuffered: page buffers are large, and a BufferedWriter copy costs ~10x the write.
         # Locked while open, so a sweep by another writer knows it is alive (lancefile.tempfiles).
         self.file = create_locked(path)
@@ -168,6 +171,8 @@ class FileSink:
                 if 0 < r.size <= BLOCK_BYTES:
                     self.small.append(([r.position], [r.size], [hash_pieces(b)]))
                     self.num_small += 1
+                elif k in page.grids and not isinstance(b, list):
+                    self.grids.append((r.position, r.size, page.grids[k], grid_hashes(b, page.grids[k])))
                 elif k in page.cuts and not isinstance(b, list):
                     got = segment_hashes(r.position, b, page.cuts[k])
                     self.small.append(got)
@@ -235,7 +240,8 @@ class FileSink:
         self.align()
         if self.hasher is not None:
             covered = self.pos
-            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered, num_small=self.num_small))
+            checksum_ref = BufferRef(covered, checksum_buffer_size(len(columns), covered, num_small=self.num_small,
+                                                                   grids=self.grids))
         schema_at = self.pos if checksum_ref is None else _aligned(checksum_ref.position + checksum_ref.size,
                                                                     self.alignment)
         global_refs = [BufferRef(schema_at, len(descriptor))] + list(extra_globals)
@@ -258,7 +264,7 @@ class FileSink:
                           else np.zeros(0, dt) for j, dt in enumerate((np.int64, np.int64, np.uint64)))
             self.write(build_checksum_buffer(hashes, covered=checksum_ref.position, schema=descriptor, columns=columns,
                                              tail=footer + cmo + gbo[:-16], num_global_buffers=len(global_refs),
-                                             small=small))
+                                             small=small, grids=self.grids))
             self.align()
         assert self.pos == schema_at  # the plan above and the writes agree
         self.write([descriptor, *columns, cmo, gbo, footer])

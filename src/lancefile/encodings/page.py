@@ -140,6 +140,9 @@ class EncodedPage:
     # buffer index -> ascending offsets in that buffer where a read of part of it starts (a
     # mini-block page's chunks): the writer hashes runs between them on their own (checksums)
     cuts: dict = field(default_factory=dict)
+    # buffer index -> step: the writer hashes that buffer in pieces of ``step`` bytes (a grid,
+    # :mod:`lancefile.format.grids`: a full-zip page's rows and repetition index)
+    grids: dict = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:

@@ -11,6 +11,9 @@ writes one more global buffer, the file's last, that holds XXH3-64 hashes of
 * segments on their own (layout 2): every page buffer of at most ``block_size`` bytes (a
   page's chunk metadata, repetition index, dictionary), and in a larger mini-block page's
   chunks, runs of whole chunks of about :data:`SEGMENT_BYTES` (4 KiB) each;
+* grids (layout 3, :mod:`lancefile.format.grids`): a full-zip page's rows and repetition
+  index in pieces of 4 KiB and 1 KiB, 32 bits a piece, so a take of single rows reads a
+  piece or two around each instead of 16 KiB blocks;
 * and itself (its last 8 bytes hash the rest).
 
 A read checks the blocks of exactly the byte ranges it fetches (a take of 10 rows hashes a
@@ -44,9 +47,13 @@ Buffer layout (little-endian)::
     56  u64 x C   hash of each column's metadata
     ..  u64 x ceil(covered / block size)   hash of each block
     ..  u64 x ceil(covered / span size)    hash of each span
+    ..  (layout 3 only) u32 K segments, u32 G grids
     ..  u64 x K  position, u64 x K  hash, u32 x K  size of each segment (layout 2:
         K follows from the buffer's size; positions ascending, buffers apart)
+    ..  (layout 3 only) the G grids (:mod:`lancefile.format.grids`)
     ..  u64 hash of all of the above
+
+A file without grids has a layout 2 buffer (as before them).
 
 Example::
 
@@ -76,15 +83,17 @@ import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
+from .grids import Grids, pack_grids
 from .hashloop import check_reads, hash_ranges, widen_reads
 
-__all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
+__all__ = ["NewerChecksums", "MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
            "segment_hashes", "span_hashes", "SEGMENT_BYTES"]
 
 MAGIC = b"LFCKSUM1"
 LAYOUT_VERSION = 2  # 1: no small-buffer hashes (read as ever)
-_LAYOUTS = (1, 2)
+GRID_LAYOUT = 3  # layout 2 plus grids, written when a file has any
+_LAYOUTS = (1, 2, 3)
 _SMALL_ENTRY = 20  # position, hash, size
 XXH3_64 = 1
 BLOCK_BYTES = 16 * 1024
@@ -243,18 +252,20 @@ def segment_spans_many(cuts, counts, lengths, bases, target: int = SEGMENT_BYTES
 
 def build_buffer(hashes: tuple[np.ndarray, np.ndarray], *, covered: int, schema: bytes, columns: list, tail: bytes,
                  num_global_buffers: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS,
-                 small: tuple | None = None) -> bytes:
+                 small: tuple | None = None, grids: list | None = None) -> bytes:
     """The checksum buffer's bytes (see the module doc); ``hashes`` = (blocks, spans);
-    ``small`` = (positions, sizes, hashes) of the segments, positions ascending."""
+    ``small`` = (positions, sizes, hashes) of the segments, positions ascending; ``grids`` =
+    ``[(position, size, step, hashes)]`` (layout 3 when there are any)."""
     blocks, spans = hashes
     pos, sizes, sums = small if small is not None else ([], [], [])
-    head = HEADER.pack(MAGIC, LAYOUT_VERSION, XXH3_64, block_size, len(columns), covered, num_global_buffers,
-                       span_blocks)
+    head = HEADER.pack(MAGIC, GRID_LAYOUT if grids else LAYOUT_VERSION, XXH3_64, block_size, len(columns), covered,
+                       num_global_buffers, span_blocks)
     body = (head + struct.pack("<QQ", hash_bytes(schema), hash_bytes(tail))
             + np.array([hash_bytes(c) for c in columns], dtype="<u8").tobytes()
             + np.asarray(blocks, dtype="<u8").tobytes() + np.asarray(spans, dtype="<u8").tobytes()
+            + (struct.pack("<II", len(pos), len(grids)) if grids else b"")
             + np.asarray(pos, dtype="<u8").tobytes() + np.asarray(sums, dtype="<u8").tobytes()
-            + np.asarray(sizes, dtype="<u4").tobytes())
+            + np.asarray(sizes, dtype="<u4").tobytes() + (pack_grids(grids) if grids else b""))
     return body + struct.pack("<Q", hash_bytes(body))
 
 
@@ -263,13 +274,21 @@ def _count(covered: int, size: int) -> int:
 
 
 def buffer_size(num_columns: int, covered: int, block_size: int = BLOCK_BYTES, span_blocks: int = SPAN_BLOCKS,
-                num_small: int = 0) -> int:
+                num_small: int = 0, grids: list | None = None) -> int:
+    """Bytes of the checksum buffer; ``grids`` as :func:`build_buffer` takes them."""
     spans = _count(covered, block_size * span_blocks) if span_blocks else 0
-    return _FIXED + 8 * num_columns + 8 * _count(covered, block_size) + 8 * spans + _SMALL_ENTRY * num_small + 8
+    extra = 8 + sum(20 + 4 * len(g[3]) for g in grids) if grids else 0
+    return (_FIXED + 8 * num_columns + 8 * _count(covered, block_size) + 8 * spans + _SMALL_ENTRY * num_small + 8
+            + extra)
 
 
 def is_checksum_buffer(head) -> bool:
     return bytes(head[: len(MAGIC)]) == MAGIC
+
+
+class NewerChecksums(Exception):
+    """A checksum buffer, intact by its own hash, of a layout or algorithm newer than this
+    lancefile knows: the file reads as one without checksums (with a warning)."""
 
 
 class FileChecksums:
@@ -277,8 +296,10 @@ class FileChecksums:
 
     def __init__(self, path: str, block_size: int, covered: int, num_global_buffers: int, schema_hash: int,
                  tail_hash: int, column_hashes: np.ndarray, blocks: np.ndarray,
-                 span_blocks: int = 0, spans: np.ndarray | None = None, small: tuple | None = None) -> None:
+                 span_blocks: int = 0, spans: np.ndarray | None = None, small: tuple | None = None,
+                 grids: Grids | None = None) -> None:
         self.path = path
+        self.grids = grids if grids is not None else Grids.none(path)
         # segments hashed on their own: positions (ascending), sizes, hashes
         empty = np.zeros(0, np.int64)
         self._small_pos, self._small_size, self._small_hash = (small if small is not None
@@ -304,11 +325,24 @@ class FileChecksums:
         if hash_bytes(body) != own:
             raise ChecksumError(f"{path}: checksum mismatch in the checksum buffer itself (the last global buffer)")
         _, version, algorithm, block_size, ncols, covered, ngb, span_blocks = HEADER.unpack_from(raw)
+        if (version > max(_LAYOUTS) or algorithm > XXH3_64) and block_size >= 1:  # intact, by its own hash
+            raise NewerChecksums(f"{path}: checksums of a newer lancefile (layout {version}, algorithm {algorithm}): "
+                                 "the file is read without checking them")
         if version not in _LAYOUTS or algorithm != XXH3_64 or block_size < 1:
             raise CorruptFileError(f"{path}: checksum buffer of an unknown kind (layout {version}, algorithm "
                                    f"{algorithm}, blocks of {block_size} bytes)")
         base = buffer_size(ncols, covered, block_size, span_blocks)
         extra = len(raw) - base
+        grids, num_grids = None, 0
+        if version == GRID_LAYOUT:  # counts of segments and grids, then both
+            if extra < 8:
+                raise CorruptFileError(f"{path}: the checksum buffer's size does not match its header")
+            k, num_grids = struct.unpack_from("<II", raw, base - 8)
+            extra -= 8
+            if _SMALL_ENTRY * k > extra:
+                raise CorruptFileError(f"{path}: the checksum buffer's size does not match its header")
+            grids = Grids.parse(raw[base + _SMALL_ENTRY * k : -8], num_grids, path, covered)
+            extra = _SMALL_ENTRY * k
         if extra < 0 or extra % _SMALL_ENTRY or (version == 1 and extra):
             raise CorruptFileError(f"{path}: the checksum buffer's size does not match its header")
         schema_hash, tail_hash = struct.unpack_from("<QQ", raw, HEADER.size)
@@ -317,7 +351,7 @@ class FileChecksums:
         at = _FIXED + 8 * ncols
         blocks = np.frombuffer(raw, "<u8", nblocks, at)
         spans = np.frombuffer(raw, "<u8", (base - at - 8 * nblocks - 8) // 8, at + 8 * nblocks)
-        k, at = extra // _SMALL_ENTRY, base - 8
+        k, at = extra // _SMALL_ENTRY, base - 8 + (8 if version == GRID_LAYOUT else 0)
         pos = np.frombuffer(raw, "<u8", k, at).astype(np.int64)
         sums = np.frombuffer(raw, "<u8", k, at + 8 * k)
         sizes = np.frombuffer(raw, "<u4", k, at + 16 * k).astype(np.int64)
@@ -326,7 +360,7 @@ class FileChecksums:
             raise CorruptFileError(f"{path}: the checksum buffer's segments overlap or lie past the "
                                    f"{covered} checksummed bytes")
         return cls(path, block_size, covered, ngb, schema_hash, tail_hash, cols, blocks, span_blocks, spans,
-                   (pos, sizes, sums))
+                   (pos, sizes, sums), grids)
 
     # -- segments: small page buffers, runs of chunks ---------------------------------------
     def small(self, offset: int, length: int) -> int:
@@ -359,7 +393,7 @@ class FileChecksums:
             bad = np.flatnonzero(span_hashes(memoryview(data), at, n) != self._small_hash[i : i + batch])
             if len(bad):
                 self._fail_segment(i + int(bad[0]), describe)
-        return len(pos)
+        return len(pos) + self.grids.check_all(source, describe)
 
     # -- metadata ---------------------------------------------------------------------------
     def check_tail(self, tail: bytes) -> None:
@@ -493,6 +527,13 @@ class ChecksummedSource(_BaseSource):
             raw = memoryview(self.inner.read(lo, size)).cast("B")
             ck.check_small(small, raw, self.describe)
             return raw[offset - lo : offset - lo + length]
+        grids = ck.grids
+        g = grids.find(offset, length) if len(grids) else -1
+        if g >= 0:  # a full-zip page's rows or index: the pieces of its grid around the read
+            lo, hi, first, _ = grids.widen(g, offset, length)
+            raw = memoryview(self.inner.read(lo, hi - lo)).cast("B")
+            grids.check(g, first, raw, self.describe)
+            return raw[offset - lo : offset - lo + length]
         B = ck.block_size
         b0, end = offset // B, offset + length
         b1 = -(-min(end, ck.covered) // B)
@@ -515,13 +556,16 @@ class ChecksummedSource(_BaseSource):
         if int(n.max()) >= _BATCH_SPAN_BYTES:
             return fetch_spans(self, s, n, gap)
         B, covered = ck.block_size, ck.covered
-        ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size)
+        ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size, ck.grids)
         data, at = fetch_spans(self.inner, ws, we - ws, gap)
-        bad, seg_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash)
+        bad, seg_bad, piece_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash,
+                                              ck.grids)
         if len(bad):
             ck._fail(bad, self.describe)
         if seg_bad >= 0:
             ck._fail_segment(seg_bad, self.describe)
+        if piece_bad >= 0:
+            ck.grids.fail(piece_bad, self.describe)
         return data, at + (s - ws)
 
     def read_into(self, offset: int, out: memoryview) -> None:

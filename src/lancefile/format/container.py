@@ -28,6 +28,7 @@ reads and parses one ColumnMetadata beyond the tail.
 from __future__ import annotations
 
 import struct
+import warnings
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,7 +43,7 @@ from google.protobuf.message import DecodeError
 from .._proto import file2_pb2
 from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
 from ..io import ByteSource
-from .checksums import ChecksummedSource, FileChecksums, is_checksum_buffer
+from .checksums import ChecksummedSource, FileChecksums, NewerChecksums, is_checksum_buffer
 from .pagetable import PageTable, page_table
 from .version import VersionInfo, version_from_footer
 
@@ -356,7 +357,11 @@ class FileLayout:
         raw = self.read_buffer(gbs[-1])
         if not is_checksum_buffer(raw):
             return None
-        ck = FileChecksums.parse(raw, self.path)
+        try:
+            ck = FileChecksums.parse(raw, self.path)
+        except NewerChecksums as exc:  # a later lancefile's file: its data is read as ever, unchecked
+            warnings.warn(str(exc), stacklevel=4)
+            return None
         if (ck.num_columns != self.num_columns or ck.num_global_buffers != len(gbs)
                 or ck.covered > gbs[-1].position):
             raise CorruptFileError(f"{self.path}: the checksum buffer describes another file layout "

@@ -25,7 +25,7 @@ import functools
 import numpy as np
 import xxhash
 
-from .._jit import _Kernel
+from .._jit import _helper, _Kernel
 from ..io import ranges_total
 from ..threadpools import PARALLEL_DECODE_BYTES, in_halves
 
@@ -101,23 +101,30 @@ def hash_ranges(data, starts, sizes) -> np.ndarray:
 # -- a take's checked reads (ChecksummedSource.read_spans) ------------------------------------
 
 
+@_helper
+def _last_at_or_before(pos, a):
+    # the last i with pos[i] <= a (pos ascending), or -1
+    lo, hi = 0, pos.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if pos[mid] <= a:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
 @_Kernel
-def _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg):
+def _k_widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, ws, we, b0, nb, seg):
     # Range r, [s, s + n): inside a segment (the last starting at or before s), read that
-    # segment whole (seg[r]); else below ``covered``, read whole blocks (b0[r], nb[r] of them),
-    # on to the range's end; else as it is.
-    m = seg_pos.shape[0]
+    # segment whole (seg[r]); else inside a grid g, its pieces around the range (seg[r] =
+    # -2 - g, b0[r] the first piece); else below ``covered``, read whole blocks (b0[r], nb[r]
+    # of them), on to the range's end; else as it is.
     for r in range(s.shape[0]):
         a = s[r]
         e = a + n[r]
-        lo, hi = 0, m
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if seg_pos[mid] <= a:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo - 1
+        i = _last_at_or_before(seg_pos, a)
+        g = _last_at_or_before(grid_pos, a)
         b0[r] = 0
         nb[r] = 0
         seg[r] = -1
@@ -125,6 +132,14 @@ def _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg):
             seg[r] = i
             ws[r] = seg_pos[i]
             we[r] = seg_pos[i] + seg_size[i]
+        elif g >= 0 and e <= grid_pos[g] + grid_size[g]:
+            step = grid_step[g]
+            k0 = (a - grid_pos[g]) // step
+            k1 = max(k0 + 1, -(-(e - grid_pos[g]) // step))
+            seg[r] = -2 - g
+            b0[r] = k0
+            ws[r] = grid_pos[g] + k0 * step
+            we[r] = min(grid_pos[g] + k1 * step, grid_pos[g] + grid_size[g])
         elif a < covered:
             first = a // block
             last = -(-min(e, covered) // block)
@@ -138,11 +153,14 @@ def _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg):
 
 
 @_Kernel
-def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, bad_blocks):
+def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grid_step, grid_first,
+                  grid_hash, bad_blocks):
     # Each block of the widened ranges (block b0[r] + j at data[at[r] + j * block:]) and each
-    # segment read (seg[r] >= 0: data[at[r]:][:size[r]]) hashed once and compared. Returns
-    # (blocks that differ, written to bad_blocks; the first segment that differs or -1);
-    # (-1, -1) when a range lies outside data (a bug, never read past).
+    # segment read (seg[r] >= 0: data[at[r]:][:size[r]]) hashed once and compared, and each
+    # grid piece read (seg[r] <= -2) compared by its hash's low 32 bits. Returns (blocks that
+    # differ, written to bad_blocks; the first segment that differs or -1; the first grid
+    # piece that differs, counted over all grids, or -1); (-1, -1, -1) when a range lies
+    # outside data (a bug, never read past).
     total = 0
     nseg = 0
     for r in range(nb.shape[0]):
@@ -173,7 +191,7 @@ def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash,
         b = blk[k]
         length = min(b * block + block, covered) - b * block
         if pos[k] < 0 or pos[k] + length > limit:
-            return -1, -1
+            return -1, -1, -1
         if xxh3(base + pos[k], length) != block_hash[b]:
             bad_blocks[nbad] = b
             nbad += 1
@@ -192,42 +210,73 @@ def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash,
             continue
         r = rows[order[k]]
         if at[r] < 0 or at[r] + size[r] > limit:
-            return -1, -1
+            return -1, -1, -1
         if xxh3(base + at[r], size[r]) != seg_hash[i]:
-            return nbad, i
-    return nbad, -1
+            return nbad, i, -1
+    mask = np.uint64(0xFFFFFFFF)
+    for r in range(seg.shape[0]):
+        if seg[r] > -2:
+            continue
+        g = -2 - seg[r]
+        step = grid_step[g]
+        if at[r] < 0 or at[r] + size[r] > limit:
+            return -1, -1, -1
+        j = 0
+        while j * step < size[r]:
+            length = min(step, size[r] - j * step)
+            if (xxh3(base + at[r] + j * step, length) & mask) != np.uint64(grid_hash[grid_first[g] + b0[r] + j]):
+                return nbad, -1, grid_first[g] + b0[r] + j
+            j += 1
+    return nbad, -1, -1
 
 
-def widen_reads(s: np.ndarray, n: np.ndarray, covered: int, block: int, seg_pos: np.ndarray, seg_size: np.ndarray):
+_NO_GRIDS = tuple(np.zeros(0, np.int64) for _ in range(4)) + (np.zeros(0, np.uint32),)
+
+
+def _grid_arrays(grids) -> tuple:
+    """(positions, sizes, steps, first pieces, hashes) of a :class:`~lancefile.format.grids.Grids`."""
+    return _NO_GRIDS if grids is None or not len(grids) else (grids.pos, grids.size, grids.step, grids.first,
+                                                              grids.hashes)
+
+
+def widen_reads(s: np.ndarray, n: np.ndarray, covered: int, block: int, seg_pos: np.ndarray, seg_size: np.ndarray,
+                grids=None):
     """``(ws, we, b0, nb, seg)``, int64 arrays, of a take's ranges ``[s, s + n)`` in a file
     whose checksums cover ``[0, covered)`` in blocks of ``block`` bytes plus the segments
-    ``seg_pos``/``seg_size`` (ascending): what to read (``[ws, we)``), and the blocks (``nb``
-    from ``b0``) or the segment (``seg``, else -1) that checks it. One compiled pass."""
+    ``seg_pos``/``seg_size`` (ascending) and ``grids``: what to read (``[ws, we)``), and the
+    blocks (``nb`` from ``b0``), the segment (``seg`` >= 0) or grid g (``seg`` = -2 - g, its
+    pieces from ``b0``) that checks it (``seg`` -1: blocks). One compiled pass."""
     k = len(s)
     ws, we, b0, nb, seg = (np.empty(k, np.int64) for _ in range(5))
-    _k_widen(s, n, covered, block, seg_pos, seg_size, ws, we, b0, nb, seg)
+    gpos, gsize, gstep, _, _ = _grid_arrays(grids)
+    _k_widen(s, n, covered, block, seg_pos, seg_size, gpos, gsize, gstep, ws, we, b0, nb, seg)
     return ws, we, b0, nb, seg
 
 
-def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: int, block_hash, seg_hash):
+def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: int, block_hash, seg_hash,
+                grids=None):
     """Hash what :func:`widen_reads` planned, read into ``data`` (range r at ``at[r]``,
     ``size[r]`` bytes), each block and segment once: ``(bad blocks, ascending; the first bad
-    segment or -1)``. One compiled loop, or where it cannot run, a Python call a block."""
+    segment or -1; the first bad grid piece or -1)``. One compiled loop, or where it cannot
+    run, a Python call a block."""
     fn = _xxh3()
+    arrays = _grid_arrays(grids)
     if fn is None:
-        return _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash)
+        return _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, arrays)
+    _, _, gstep, gfirst, ghash = arrays
 
     def run(a: int, b: int):  # ranges [a, b)
         bad = np.empty(int(nb[a:b].sum()), np.int64)
-        nbad, seg_bad = _k_check_read(fn, data, at[a:b], size[a:b], b0[a:b], nb[a:b], seg[a:b], block, covered,
-                                      block_hash, seg_hash, bad)
+        nbad, seg_bad, piece_bad = _k_check_read(fn, data, at[a:b], size[a:b], b0[a:b], nb[a:b], seg[a:b], block,
+                                                 covered, block_hash, seg_hash, gstep, gfirst, ghash, bad)
         if nbad < 0:
             raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
-        return bad[:nbad], int(seg_bad)
+        return bad[:nbad], int(seg_bad), int(piece_bad)
 
     parts = in_halves(run, size, int(size.sum()), PARALLEL_DECODE_BYTES)  # a large take's reads: on two cores
-    segs = [x for _, x in parts if x >= 0]
-    return np.unique(np.concatenate([b for b, _ in parts])), min(segs, default=-1)
+    segs = [x for _, x, _ in parts if x >= 0]
+    pieces = [x for _, _, x in parts if x >= 0]
+    return np.unique(np.concatenate([b for b, _, _ in parts])), min(segs, default=-1), min(pieces, default=-1)
 
 
 def _python_hashes(view: memoryview, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -237,9 +286,9 @@ def _python_hashes(view: memoryview, starts: np.ndarray, sizes: np.ndarray) -> n
                        np.uint64, len(ends))
 
 
-def _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash):
+def _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grids=_NO_GRIDS):
     """:func:`check_reads` without the compiled loop (the same answers): blocks and segments
-    found once each with numpy, hashed by :func:`hash_ranges`."""
+    found once each with numpy, hashed by :func:`hash_ranges`; grid pieces one by one."""
     view = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
     bad = np.zeros(0, np.int64)
     total = int(nb.sum())
@@ -257,4 +306,12 @@ def _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash,
         wrong = np.flatnonzero(hash_ranges(view, at[rows], size[rows]) != seg_hash[ids])
         if len(wrong):
             seg_bad = int(ids[wrong[0]])
-    return bad, seg_bad
+    _, _, gstep, gfirst, ghash = grids
+    for r in np.flatnonzero(seg <= -2).tolist():
+        g = -2 - int(seg[r])
+        step, a, z = int(gstep[g]), int(at[r]), int(size[r])
+        for j in range(-(-z // step)):
+            piece = int(gfirst[g]) + int(b0[r]) + j
+            if xxhash.xxh3_64_intdigest(view[a + j * step : a + min((j + 1) * step, z)]) & 0xFFFFFFFF != int(ghash[piece]):
+                return bad, seg_bad, piece
+    return bad, seg_bad, -1

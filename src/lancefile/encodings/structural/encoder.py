@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
-from ...format.checksums import SEGMENT_BYTES
+from ...format.grids import GRID_INDEX_BYTES, GRID_ROW_BYTES
 from ...format.schema import LanceField
 from ...format.version import Grammar
 from ...io import new_buffer
@@ -334,9 +334,10 @@ def _fullzip_page(sh: Shredded, strategy: Strategy) -> EncodedPage:
         else:
             index = pos
         buffers.append(_bytepacked(index))
-        # a take reads two entries of the index a row: the checksums hash it in segments of their size
+        # a take reads a row's two index entries, then its bytes: the checksums hash both
+        # buffers in pieces of a few KiB (grids), so that such a read is checked by its own
         return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows,
-                           {1: np.arange(0, buffers[1].nbytes, SEGMENT_BYTES)})
+                           grids={0: GRID_ROW_BYTES, 1: GRID_INDEX_BYTES})
     return EncodedPage(pb.PageLayout(full_zip_layout=layout), buffers, sh.num_rows)
 
 
