@@ -120,12 +120,12 @@ def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(pa
     def check(blocks=blocks, seg_hash=seg_hash):
         return check_reads(data, at, we - ws, b0, nb, seg, B, covered, blocks, seg_hash)
 
-    bad, seg_bad = check()
-    assert bad.tolist() == [] and seg_bad == -1
+    bad, seg_bad, piece_bad = check()
+    assert bad.tolist() == [] and seg_bad == -1 and piece_bad == -1  # (no grids here)
     wrong = blocks.copy()
     wrong[1] ^= np.uint64(1)
     wrong[9] ^= np.uint64(1)
-    bad, seg_bad = check(blocks=wrong)
+    bad, seg_bad, _ = check(blocks=wrong)
     assert sorted(bad.tolist()) == [1, 9]  # block 1 once, though three ranges read it
     both = seg_hash ^ np.uint64(1)
     assert check(seg_hash=both)[1] == 0
