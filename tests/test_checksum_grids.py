@@ -280,3 +280,25 @@ def test_checksums_of_a_newer_layout_are_left_unchecked_with_a_warning(written):
     struct.pack_into("<I", bad, ck_pos + 8, 3)  # the known layout, now not matching its own hash
     with pytest.raises(lancefile.ChecksumError, match="checksum buffer itself"):
         lancefile.LanceFileReader(bytes(bad)).read_all().to_table()
+
+
+def test_verify_reads_a_grid_in_batches_and_names_the_damaged_piece(written, monkeypatch):
+    """``check_all`` reads a large grid a batch of whole pieces at a time (never the whole page
+    buffer at once) and still finds a flipped byte in the last batch, named by its piece."""
+    import lancefile.format.grids as module
+
+    _, _, data = written
+    ck, _, _ = _checksums(data)
+    g = ck.grids
+    sizes = []
+    real = module.fetch_spans
+    monkeypatch.setattr(module, "fetch_spans", lambda src, s, n, gap: sizes.extend(n.tolist()) or real(src, s, n, gap))
+    assert g.check_all(InMemorySource(data), batch_bytes=3 * GRID_ROW_BYTES + 5) == len(g.hashes)
+    assert max(sizes) <= 3 * GRID_ROW_BYTES and sum(sizes) == int(g.size.sum()) and len(sizes) > len(g)
+    k = int(np.argmax(g.size))
+    at = int(g.pos[k] + g.size[k]) - 3
+    bad = bytearray(data)
+    bad[at] ^= 0x01
+    lo = int(g.pos[k]) + (at - int(g.pos[k])) // int(g.step[k]) * int(g.step[k])
+    with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{lo}, {int(g.pos[k] + g.size[k])}\)"):
+        g.check_all(InMemorySource(bytes(bad)), batch_bytes=3 * GRID_ROW_BYTES + 5)

@@ -50,6 +50,7 @@ GRID_ROW_BYTES = 4 * 1024
 GRID_INDEX_BYTES = 1024
 _ENTRY = 20  # position, size, step
 _MASK = np.uint64(0xFFFFFFFF)
+_CHECK_ALL_BYTES = 64 << 20  # what verify reads of a grid at a time
 
 
 def grid_hashes(data, step: int) -> np.ndarray:
@@ -149,17 +150,14 @@ class Grids:
         raise ChecksumError(f"{self.path}: checksum mismatch in bytes [{lo}, {hi})" + (f" ({owner})" if owner else "")
                             + ": the file was damaged after it was written")
 
-    def check_all(self, source, describe=None) -> int:
-        """Read every grid from ``source`` and check each piece (``verify``): how many pieces."""
+    def check_all(self, source, describe=None, batch_bytes: int = _CHECK_ALL_BYTES) -> int:
+        """Read every grid from ``source`` and check each piece (``verify``), at most about
+        ``batch_bytes`` at a time: how many pieces."""
         for g in range(len(self.pos)):
-            lo, size = int(self.pos[g]), int(self.size[g])
-            data, at = fetch_spans(source, np.array([lo]), np.array([size]), 0)
-            view = np.asarray(data)[int(at[0]) : int(at[0]) + size]
-            step = int(self.step[g])
-            starts = np.arange(0, size, step, dtype=np.int64)
-            got = (hash_ranges(view, starts, np.minimum(starts + step, size) - starts) & _MASK).astype(np.uint32)
-            at0 = int(self.first[g])
-            bad = np.flatnonzero(got != self.hashes[at0 : at0 + len(got)])
-            if len(bad):
-                self.fail(at0 + int(bad[0]), describe)
+            lo, size, step = int(self.pos[g]), int(self.size[g]), int(self.step[g])
+            per = max(1, batch_bytes // step) * step
+            for off in range(0, size, per):
+                n = min(per, size - off)
+                data, at = fetch_spans(source, np.array([lo + off]), np.array([n]), 0)
+                self.check(g, off // step, np.asarray(data)[int(at[0]) : int(at[0]) + n], describe)
         return len(self.hashes)
