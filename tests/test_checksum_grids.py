@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import lancefile
 from lancefile.format import hashloop
 from lancefile.format.checksums import (BLOCK_BYTES, SPAN_BLOCKS, BlockHasher, ChecksummedSource, FileChecksums,
-                                        HEADER, build_buffer, buffer_size)
+                                        HEADER, build_buffer, buffer_size, hash_bytes)
 from lancefile.format.grids import GRID_INDEX_BYTES, GRID_ROW_BYTES, Grids, grid_hashes
 from lancefile.fuzz.filemap import parse
 from lancefile.io import CountingSource, InMemorySource, read_spans
@@ -40,6 +40,12 @@ def _long_strings(n: int, seed: int = 0) -> pa.Table:
     lists = [words[n + e - c : n + e] for e, c in zip(ends, k.tolist())]
     return pa.table({"id": np.arange(n, dtype=np.int64), "s": pa.array(words[:n], mask=rng.random(n) < 0.05),
                      "l": pa.array(lists, pa.list_(pa.string()))})
+
+
+def _rehash(data: bytearray, ck_pos: int, ck_size: int) -> None:
+    """Make the checksum buffer's own hash (its last 8 bytes) match its changed contents."""
+    end = ck_pos + ck_size - 8
+    data[end : end + 8] = struct.pack("<Q", hash_bytes(bytes(data[ck_pos:end])))
 
 
 def _checksums(data: bytes) -> tuple[FileChecksums, int, int]:
@@ -143,9 +149,7 @@ def test_verify_finds_a_wrong_piece_hash(written, tmp_path):
     hashes_at = ck_pos + ck_size - 8 - 4 * len(g.hashes)
     assert struct.unpack_from("<I", bad, hashes_at + 4 * j)[0] == int(g.hashes[j])
     bad[hashes_at + 4 * j] ^= 0x01
-    from lancefile.format.checksums import hash_bytes
-
-    bad[ck_pos + ck_size - 8 : ck_pos + ck_size] = struct.pack("<Q", hash_bytes(bytes(bad[ck_pos : ck_pos + ck_size - 8])))
+    _rehash(bad, ck_pos, ck_size)
     p = tmp_path / "bad.lance"
     p.write_bytes(bytes(bad))
     gi = int(np.searchsorted(g.first, j, side="right")) - 1
@@ -188,8 +192,6 @@ def test_the_grid_section_round_trips_and_is_checked():
         "step": [(10, 16, 0, np.zeros(0, np.uint32))],
         "pieces": [(10, 100, 16, np.zeros(6, np.uint32))],
     }
-    from lancefile.format.checksums import hash_bytes
-
     for why, bad in refused.items():
         if why == "pieces":  # one hash fewer than the grid has pieces: the buffer cut by hand
             body = _buffer(300, [(10, 100, 16, np.zeros(7, np.uint32))])[:-12]
@@ -266,13 +268,11 @@ def test_ranges_in_a_grid_read_its_pieces_and_find_a_damaged_one(compiled, gpos,
 def test_checksums_of_a_newer_layout_are_left_unchecked_with_a_warning(written):
     """A checksum buffer intact by its own hash but of a layout this lancefile does not know
     (a later lancefile's) costs only the checking: the data reads as ever, with a warning."""
-    from lancefile.format.checksums import hash_bytes
-
     t, _, data = written
     ck_pos, ck_size = parse(data).gbo[-1]
     bad = bytearray(data)
     struct.pack_into("<I", bad, ck_pos + 8, 99)  # the layout field
-    bad[ck_pos + ck_size - 8 : ck_pos + ck_size] = struct.pack("<Q", hash_bytes(bytes(bad[ck_pos : ck_pos + ck_size - 8])))
+    _rehash(bad, ck_pos, ck_size)
     with pytest.warns(UserWarning, match="newer lancefile .layout 99"):
         reader = lancefile.LanceFileReader(bytes(bad))
         assert reader.read_all().to_table().equals(t)

@@ -86,9 +86,9 @@ from ..io import _BaseSource, fetch_spans, inherit, read_into
 from .grids import Grids, pack_grids
 from .hashloop import check_reads, hash_ranges, widen_reads
 
-__all__ = ["NewerChecksums", "MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
-           "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces", "is_checksum_buffer",
-           "segment_hashes", "span_hashes", "SEGMENT_BYTES"]
+__all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
+           "NewerChecksums", "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces",
+           "is_checksum_buffer", "segment_hashes", "span_hashes", "SEGMENT_BYTES"]
 
 MAGIC = b"LFCKSUM1"
 LAYOUT_VERSION = 2  # 1: no small-buffer hashes (read as ever)

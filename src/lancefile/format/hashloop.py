@@ -312,6 +312,7 @@ def _check_reads_python(data, at, size, b0, nb, seg, block, covered, block_hash,
         step, a, z = int(gstep[g]), int(at[r]), int(size[r])
         for j in range(-(-z // step)):
             piece = int(gfirst[g]) + int(b0[r]) + j
-            if xxhash.xxh3_64_intdigest(view[a + j * step : a + min((j + 1) * step, z)]) & 0xFFFFFFFF != int(ghash[piece]):
+            got = xxhash.xxh3_64_intdigest(view[a + j * step : a + min((j + 1) * step, z)]) & 0xFFFFFFFF
+            if got != int(ghash[piece]):
                 return bad, seg_bad, piece
     return bad, seg_bad, -1
