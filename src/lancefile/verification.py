@@ -90,7 +90,7 @@ def verify(source, *, decode: bool = True, progress=None) -> VerifyReport:
         checked = 0
         if ck is not None:
             _check_blocks(layout, ck, progress)
-            ck.check_all_segments(layout.raw_source, layout.describe_range)  # and every segment's own hash
+            ck.check_all_segments(layout.raw_source, layout.describe_range)  # every segment's and grid piece's own hash
             # the bytes after the blocks: the checksum buffer (checked against itself when the
             # file was opened), the schema, the column metadata and the tail, each with its hash
             checked = size
