@@ -72,11 +72,11 @@ EXPLANATIONS = {
         "than pylance's compiled code (lancefile's own files: see the target on them)."
     ),
     "read_own": (
-        "lancefile checks the checksums of every byte a take reads; pylance has none to check. A take of long "
-        "strings or vectors reads the 16 KiB checksum blocks around each row and hashes them (100 rows of the "
-        "long text: 2.2 MB read instead of 150 KB); the 'own file: take 100, checksums not checked' column is "
-        "the same take without the check (the widened read is a copy of ~2 MB from the page cache: 0.5-0.8 ms "
-        "after a collection). On the low-cardinality file a row's value and null level sit in zstd-coded chunks "
+        "lancefile checks the checksums of every byte a take reads; pylance has none to check. A take of "
+        "vectors reads the 16 KiB checksum blocks around each row and hashes them; a take of long strings "
+        "reads the 4 KiB pieces of its page's checksum grid around each row (since 2026-11-29; 100 rows of "
+        "the long text: 0.6 MB read for 0.2 MB of rows, 2.2 MB before); the 'own file: take 100, checksums "
+        "not checked' column is the same take without the check. On the low-cardinality file a row's value and null level sit in zstd-coded chunks "
         "(entropy-coded dictionary indices, the price of a file smaller than parquet's): a take decodes ~300 "
         "small zstd frames (~0.7 ms, one call a column), which pylance spreads over its threads; since "
         "2026-11-28 only the taken rows' null levels are picked out of them (the take: 4.1 -> 3.4 ms). Each "
@@ -84,8 +84,8 @@ EXPLANATIONS = {
         "Python-side work suffers more from that than pylance's compiled code."
     ),
     "size": (
-        "lancefile's file also holds its checksums (8 bytes every 16 KiB, 0.05%, and 20 bytes a page buffer "
-        "of at most 16 KiB) and its zone statistics "
+        "lancefile's file also holds its checksums (8 bytes every 16 KiB, 0.05%, 20 bytes a page buffer "
+        "of at most 16 KiB, 4 bytes every 4 KiB of long strings' pages) and its zone statistics "
         "(a small bit-packed 2.1 file: about 20 bytes a column every 8,192 rows, plus the field list), which "
         "pylance does not write: 10-257 KB on these tables. lancefile's own encoding choices (floats of one "
         "magnitude byte-stream-split under LZ4; steadily growing integers byte-stream-split under zstd; 2.2 "
