@@ -82,10 +82,15 @@ def test_full_zip_pages_get_grids_of_their_rows_and_index(written):
     assert lancefile.verify(path).checksums_present
 
 
-def test_pylance_reads_a_file_with_grids(written):
+def test_pylance_reads_a_file_with_grids(written, tmp_path):
     lance_file = pytest.importorskip("lance.file")
     t, path, _ = written
     assert lance_file.LanceFileReader(str(path)).read_all().to_table().equals(t)
+    small = _long_strings(3_000, seed=4)  # and a 2.1 file (full-zip pages there too)
+    p21 = tmp_path / "f21.lance"
+    lancefile.write_table(small, p21, version="2.1")
+    assert len(lancefile.LanceFileReader(p21)._layout.checksums.grids) >= 2
+    assert lance_file.LanceFileReader(str(p21)).read_all().to_table().equals(small)
 
 
 def test_a_take_reads_the_pieces_around_each_row(written):
