@@ -346,13 +346,14 @@ class FileLayout:
         self._columns: dict[int, ColumnInfo] = {}
         self.num_rows: int | None = None  # the schema's row count, once the reader has parsed it
         self.checksums: FileChecksums | None = None  # set by use_checksums()
+        self._newer_checksums = False  # the checksum buffer is a later lancefile's (read unchecked)
         self.raw_source = source  # reads without checksum checks
 
     # -- checksums ------------------------------------------------------------------------
     def find_checksums(self) -> FileChecksums | None:
         """The file's checksum buffer (lancefile writes it last), checked against itself and the tail."""
         gbs = self.global_buffers
-        if len(gbs) < 2 or gbs[-1].size < 16:
+        if len(gbs) < 2 or gbs[-1].size < 16 or self._newer_checksums:
             return None
         raw = self.read_buffer(gbs[-1])
         if not is_checksum_buffer(raw):
@@ -361,6 +362,7 @@ class FileLayout:
             ck = FileChecksums.parse(raw, self.path)
         except NewerChecksums as exc:  # a later lancefile's file: its data is read as ever, unchecked
             warnings.warn(str(exc), stacklevel=4)
+            self._newer_checksums = True  # (said once a file)
             return None
         if (ck.num_columns != self.num_columns or ck.num_global_buffers != len(gbs)
                 or ck.covered > gbs[-1].position):
