@@ -132,10 +132,7 @@ class Grids:
     def check(self, g: int, first: int, view, describe=None) -> None:
         """Check ``view``, the bytes of grid ``g``'s pieces from piece ``first`` on
         (``describe(lo, hi)`` names what a damaged piece holds)."""
-        step = int(self.step[g])
-        view = np.frombuffer(memoryview(view).cast("B"), np.uint8)
-        starts = np.arange(0, view.size, step, dtype=np.int64)
-        got = (hash_ranges(view, starts, np.minimum(starts + step, view.size) - starts) & _MASK).astype(np.uint32)
+        got = grid_hashes(view, int(self.step[g]))
         at = int(self.first[g]) + first
         bad = np.flatnonzero(got != self.hashes[at : at + len(got)])
         if len(bad):
