@@ -24,12 +24,12 @@ import numpy as np
 import pyarrow as pa
 
 from . import bufferpool
-from ._jit import _Kernel
+from ._jit import _helper, _Kernel
 from .errors import CorruptFileError, LanceIOError, UnsupportedTypeError
 from .threadpools import shared_pool
 
 __all__ = ["ByteSource", "LocalFileSource", "InMemorySource", "FileObjectSource", "CountingSource", "SliceSource",
-           "open_source", "read_into", "read_spans", "fetch_spans", "new_buffer", "ranges_total"]
+           "open_source", "read_into", "read_spans", "fetch_spans", "fetch_requests", "new_buffer", "ranges_total"]
 
 # Ranges of a local file closer than this are fetched in one request (a read costs about as
 # much as 4 KiB). A source may say otherwise with a ``coalesce_gap`` attribute: object stores
@@ -123,8 +123,16 @@ def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> t
     b_start, b_len, b_out, at = (np.empty(k, np.int64) for _ in range(4))
     m, total = _k_coalesce(np.ascontiguousarray(s, np.int64), np.ascontiguousarray(n, np.int64), gap, b_start, b_len,
                            b_out, at)
-    b_start, b_len, b_out = b_start[:m], b_len[:m], b_out[:m]
     buf = new_buffer(int(total))
+    fetch_requests(source, b_start[:m], b_len[:m], b_out[:m], buf)
+    return np.frombuffer(buf, np.uint8), at
+
+
+def fetch_requests(source: ByteSource, b_start: np.ndarray, b_len: np.ndarray, b_out: np.ndarray, buf) -> None:
+    """Request ``j`` (checked ranges, int64 arrays): ``b_len[j]`` bytes of ``source`` from
+    ``b_start[j]`` into ``buf`` at ``b_out[j]``; an object store's requests go out at once,
+    a local file's through its compiled ``pread`` loop."""
+    m = len(b_start)
     if m > 1 and getattr(source, "remote", False):
         # an object store: the requests go out at once (a take's rows, a page's chunks)
         futures = [_fetch_pool().submit(read_into, source, a, buf[o : o + ln])
@@ -141,7 +149,6 @@ def fetch_spans(source: ByteSource, s: np.ndarray, n: np.ndarray, gap: int) -> t
         else:
             for a, ln, o in zip(b_start.tolist(), b_len.tolist(), b_out.tolist()):
                 read_into(source, a, buf[o : o + ln])
-    return np.frombuffer(buf, np.uint8), at
 
 
 def inherit(wrapper, inner) -> None:
@@ -250,6 +257,11 @@ def ranges_total(starts: np.ndarray, lengths: np.ndarray, limit: int) -> int:
 
 @_Kernel
 def _k_coalesce(s, n, gap, b_start, b_len, b_out, at):
+    return _coalesce(s, n, gap, b_start, b_len, b_out, at)
+
+
+@_helper
+def _coalesce(s, n, gap, b_start, b_len, b_out, at):
     # Ranges [s[i], s[i] + n[i]) in order of start (stably), those less than ``gap`` past the
     # reach of the ones before in one request: request j reads b_len[j] bytes from b_start[j]
     # into the buffer at b_out[j]; range i lands at at[i]. Returns (requests, buffer bytes).

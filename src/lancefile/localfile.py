@@ -147,6 +147,13 @@ class LocalFileSource(_BaseSource):
                 raise LanceIOError(f"{self.name}: short read at {offset} ({done} of {length} bytes)")
             done += n
 
+    def pread_handle(self):
+        """``(pread, fd)``: the C library's ``pread`` (a ctypes function) and this file's
+        descriptor, for a compiled loop that reads and checks in one call
+        (:func:`lancefile.format.hashloop.read_checked`); None without ``pread`` or once closed."""
+        pread = _libc_pread()
+        return None if pread is None or self._fd < 0 else (pread, self._fd)
+
     def read_many_into(self, starts, lengths, at, buf: memoryview) -> None:
         """:meth:`read_into` of ranges ``starts[i], lengths[i]`` into ``buf[at[i]:]`` (int64
         arrays or lists; checked ranges, :func:`fetch_spans`): one ``pread`` each, issued by

@@ -132,3 +132,64 @@ def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(pa
     assert check(seg_hash=np.array([seg_hash[0], seg_hash[1] ^ np.uint64(1)], np.uint64))[1] == 1
     if halves and path == "compiled":
         assert halved and halved[0] == [(0, 4), (4, 8)]
+
+
+def test_a_local_files_checked_reads_are_one_call_with_the_answers_of_two(path, tmp_path, monkeypatch):
+    """read_checked from a local file reads (pread) and hashes in one compiled call, planned
+    by one more; from memory it reads, then hashes. Both give the same bytes and find the
+    same wrong blocks, segment and grid piece; a file that shrank after it was opened makes
+    the one call read short, and the plain read that follows says so."""
+    from lancefile.errors import LanceIOError
+    from lancefile.format.grids import Grids, grid_hashes
+    from lancefile.io import InMemorySource
+    from lancefile.localfile import LocalFileSource
+
+    B = 64
+    rng = np.random.default_rng(11)
+    raw = rng.integers(0, 256, 40 * B, dtype=np.uint8).tobytes()
+    covered = 37 * B + 5
+    blocks = np.array([xxhash.xxh3_64_intdigest(raw[i : min(i + B, covered)]) for i in range(0, covered, B)],
+                      np.uint64)
+    seg_pos, seg_size = np.array([3 * B + 5, 6 * B], np.int64), np.array([20, 30], np.int64)
+    seg_hash = np.array([xxhash.xxh3_64_intdigest(raw[p : p + k]) for p, k in zip(seg_pos, seg_size)], np.uint64)
+    gpos, gsize, gstep = 10 * B + 3, 12 * B, 50
+    gh = grid_hashes(raw[gpos : gpos + gsize], gstep)
+    grids = Grids.of([(gpos, gsize, gstep, gh)], "f", covered)
+    s = rng.integers(0, len(raw) - 100, 60).astype(np.int64)
+    n = rng.integers(0, 100, 60).astype(np.int64)
+    s[:4], n[:4] = [3 * B + 6, 6 * B + 2, gpos + 60, covered - 3], [4, 20, 70, 10]  # segments, grid, past covered
+    file = tmp_path / "f.bin"
+    file.write_bytes(raw)
+    local = LocalFileSource(file)
+    fused = []
+    real = hashloop._k_pread_check
+    monkeypatch.setattr(hashloop, "_k_pread_check", lambda *a: fused.append(1) or real(*a))
+
+    def both(blocks=blocks, seg_hash=seg_hash, grids=grids):
+        out = []
+        for src in (local, InMemorySource(raw)):
+            data, at, bad, seg_bad, piece_bad = hashloop.read_checked(src, s, n, 16, covered, B, seg_pos, seg_size,
+                                                                      blocks, seg_hash, grids)
+            for a, k, o in zip(s.tolist(), n.tolist(), at.tolist()):
+                assert bytes(data[o : o + k]) == raw[a : a + k]
+            out.append((sorted(bad.tolist()), seg_bad, piece_bad))
+        assert out[0] == out[1]
+        return out[0]
+
+    assert both() == ([], -1, -1)
+    assert len(fused) == (1 if path == "compiled" else 0)
+    wrong = blocks.copy()
+    wrong[[0, 5, 36]] ^= np.uint64(1)
+    hit = {b for a, k in zip(s.tolist(), n.tolist()) if a < covered for b in range(a // B, -(-min(a + k, covered) // B))
+           if not any(p <= a and a + k <= p + z for p, z in zip(seg_pos.tolist(), seg_size.tolist()))
+           and not (gpos <= a and a + k <= gpos + gsize)}
+    assert both(blocks=wrong)[0] == sorted(hit & {0, 5, 36})
+    assert both(seg_hash=seg_hash ^ np.uint64(1))[1] == 0
+    bad_piece = gh.copy()
+    bad_piece[1] ^= np.uint32(1)  # the piece [gpos + 50, gpos + 100) the third range reads
+    assert both(grids=Grids.of([(gpos, gsize, gstep, bad_piece)], "f", covered))[2] == 1
+    with open(file, "r+b") as f:
+        f.truncate(covered - 10)
+    with pytest.raises(LanceIOError, match="short read"):
+        hashloop.read_checked(local, s, n, 16, covered, B, seg_pos, seg_size, blocks, seg_hash, grids)
+    local.close()

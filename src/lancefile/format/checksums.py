@@ -10,7 +10,8 @@ writes one more global buffer, the file's last, that holds XXH3-64 hashes of
 * the footer and the offset tables (all but the entry of this buffer itself);
 * segments on their own (layout 2): every page buffer of at most ``block_size`` bytes (a
   page's chunk metadata, repetition index, dictionary), and in a larger mini-block page's
-  chunks, runs of whole chunks of about :data:`SEGMENT_BYTES` (4 KiB) each;
+  chunks, runs of whole chunks, the next run from the first chunk to start in a later KiB
+  (:data:`SEGMENT_BYTES`) of the buffer: a chunk of 1 KiB or more ends its run;
 * grids (layout 3, :mod:`lancefile.format.grids`): a full-zip page's rows and repetition
   index in pieces of 4 KiB and 1 KiB, 32 bits a piece, so a take of single rows reads a
   piece or two around each instead of 16 KiB blocks;
@@ -84,7 +85,7 @@ import xxhash
 from ..errors import ChecksumError, CorruptFileError
 from ..io import _BaseSource, fetch_spans, inherit, read_into
 from .grids import Grids, pack_grids
-from .hashloop import check_reads, hash_ranges, widen_reads
+from .hashloop import hash_ranges, read_checked
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "NewerChecksums", "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces",
@@ -100,9 +101,12 @@ BLOCK_BYTES = 16 * 1024
 # A second level: one hash per this many blocks (1 MiB). Large reads check whole spans with one
 # call each instead of 64: a Python call per 16 KiB was a third of the cost of checking a scan.
 SPAN_BLOCKS = 64
-# Runs of a mini-block page's chunks hashed on their own (a take reads one chunk): about this
-# many bytes each (20 bytes of checksums a segment, 0.5%), at most the larger size.
-SEGMENT_BYTES = 4 * 1024
+# Runs of a mini-block page's chunks hashed on their own (a take reads one chunk): a chunk of
+# this many bytes or more ends its run, smaller ones run together to about this size (20
+# bytes of checksums a segment: at most 2%, 0.2-0.4% on the bench's mini-block files), at
+# most the larger size. 4 KiB before 2026-11-29: a 100-row take of a low-cardinality file
+# read its ~1.3 and 3.2 KB chunks as 4-5 KB segments (0.2 ms more).
+SEGMENT_BYTES = 1024
 SEGMENT_MAX_BYTES = 4 * BLOCK_BYTES
 # Reads of up to this many blocks are checked one block at a time, without numpy.
 _FEW_BLOCKS = 4
@@ -555,18 +559,16 @@ class ChecksummedSource(_BaseSource):
         ck = self.checksums
         if int(n.max()) >= _BATCH_SPAN_BYTES:
             return fetch_spans(self, s, n, gap)
-        B, covered = ck.block_size, ck.covered
-        ws, we, b0, nb, seg = widen_reads(s, n, covered, B, ck._small_pos, ck._small_size, ck.grids)
-        data, at = fetch_spans(self.inner, ws, we - ws, gap)
-        bad, seg_bad, piece_bad = check_reads(data, at, we - ws, b0, nb, seg, B, covered, ck._blocks, ck._small_hash,
-                                              ck.grids)
+        data, at, bad, seg_bad, piece_bad = read_checked(self.inner, s, n, gap, ck.covered, ck.block_size,
+                                                         ck._small_pos, ck._small_size, ck._blocks, ck._small_hash,
+                                                         ck.grids)
         if len(bad):
             ck._fail(bad, self.describe)
         if seg_bad >= 0:
             ck._fail_segment(seg_bad, self.describe)
         if piece_bad >= 0:
             ck.grids.fail(piece_bad, self.describe)
-        return data, at + (s - ws)
+        return data, at
 
     def read_into(self, offset: int, out: memoryview) -> None:
         ck = self.checksums

@@ -26,10 +26,10 @@ import numpy as np
 import xxhash
 
 from .._jit import _helper, _Kernel
-from ..io import ranges_total
+from ..io import _coalesce, fetch_requests, new_buffer, ranges_total
 from ..threadpools import PARALLEL_DECODE_BYTES, in_halves
 
-__all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads"]
+__all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads", "read_checked"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,6 +116,11 @@ def _last_at_or_before(pos, a):
 
 @_Kernel
 def _k_widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, ws, we, b0, nb, seg):
+    _widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, ws, we, b0, nb, seg)
+
+
+@_helper
+def _widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, ws, we, b0, nb, seg):
     # Range r, [s, s + n): inside a segment (the last starting at or before s), read that
     # segment whole (seg[r]); else inside a grid g, its pieces around the range (seg[r] =
     # -2 - g, b0[r] the first piece); else below ``covered``, read whole blocks (b0[r], nb[r]
@@ -155,6 +160,13 @@ def _k_widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_
 @_Kernel
 def _k_check_read(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grid_step, grid_first,
                   grid_hash, bad_blocks):
+    return _check(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grid_step, grid_first,
+                  grid_hash, bad_blocks)
+
+
+@_helper
+def _check(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grid_step, grid_first, grid_hash,
+           bad_blocks):
     # Each block of the widened ranges (block b0[r] + j at data[at[r] + j * block:]) and each
     # segment read (seg[r] >= 0: data[at[r]:][:size[r]]) hashed once and compared, and each
     # grid piece read (seg[r] <= -2) compared by its hash's low 32 bits. Returns (blocks that
@@ -277,6 +289,61 @@ def check_reads(data: np.ndarray, at, size, b0, nb, seg, block: int, covered: in
     segs = [x for _, x, _ in parts if x >= 0]
     pieces = [x for _, _, x in parts if x >= 0]
     return np.unique(np.concatenate([b for b, _, _ in parts])), min(segs, default=-1), min(pieces, default=-1)
+
+
+@_Kernel
+def _k_plan_reads(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, gap, ws, we, b0, nb, seg,
+                  b_start, b_len, b_out, at):
+    # _widen, then the widened ranges coalesced into requests (io._coalesce): (requests, bytes)
+    _widen(s, n, covered, block, seg_pos, seg_size, grid_pos, grid_size, grid_step, ws, we, b0, nb, seg)
+    return _coalesce(ws, we - ws, gap, b_start, b_len, b_out, at)
+
+
+@_Kernel
+def _k_pread_check(pread, fd, xxh3, data, b_start, b_len, b_out, at, size, b0, nb, seg, block, covered, block_hash,
+                   seg_hash, grid_step, grid_first, grid_hash, bad_blocks):
+    # Request j read by pread(fd) into data at b_out[j], then _check of what was read:
+    # (-1, _check's three answers), or (the first request that read short, 0, -1, -1).
+    base = data.ctypes.data
+    for j in range(b_start.shape[0]):
+        if pread(fd, base + b_out[j], b_len[j], b_start[j]) != b_len[j]:
+            return np.int64(j), np.int64(0), np.int64(-1), np.int64(-1)
+    nbad, seg_bad, piece_bad = _check(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash,
+                                      grid_step, grid_first, grid_hash, bad_blocks)
+    return np.int64(-1), np.int64(nbad), np.int64(seg_bad), np.int64(piece_bad)
+
+
+def read_checked(source, s: np.ndarray, n: np.ndarray, gap: int, covered: int, block: int, seg_pos, seg_size,
+                 block_hash, seg_hash, grids=None):
+    """A take's ranges ``[s, s + n)`` (checked int64 arrays) read from ``source`` and checked:
+    :func:`widen_reads`, the widened ranges coalesced into requests (gaps under ``gap``),
+    read and :func:`check_reads`. ``(data, at, bad blocks, bad segment, bad piece)``, range
+    ``i`` being ``data[at[i]:][:n[i]]``. From a local file (a source with ``pread_handle()``)
+    the reading and the hashing are one compiled call, the planning another: a take's
+    checked reads cost two calls, as its unchecked ones do (a 100-row take of a 2-column
+    low-cardinality file makes 4 batches of reads)."""
+    k = len(s)
+    ws, we, b0, nb, seg, b_start, b_len, b_out, at = (np.empty(k, np.int64) for _ in range(9))
+    gpos, gsize, gstep, gfirst, ghash = _grid_arrays(grids)
+    m, total = _k_plan_reads(s, n, covered, block, seg_pos, seg_size, gpos, gsize, gstep, gap, ws, we, b0, nb, seg,
+                             b_start, b_len, b_out, at)
+    b_start, b_len, b_out, size = b_start[:m], b_len[:m], b_out[:m], we - ws
+    buf = new_buffer(int(total))
+    data = np.frombuffer(buf, np.uint8)
+    fn, handle = _xxh3(), getattr(source, "pread_handle", None)
+    handle = handle() if handle is not None and fn is not None and total < PARALLEL_DECODE_BYTES else None
+    if handle is not None and data.flags.writeable:
+        bad = np.empty(int(nb.sum()), np.int64)
+        short, nbad, seg_bad, piece_bad = _k_pread_check(handle[0], handle[1], fn, data, b_start, b_len, b_out, at,
+                                                         size, b0, nb, seg, block, covered, block_hash, seg_hash,
+                                                         gstep, gfirst, ghash, bad)
+        if nbad < 0:
+            raise AssertionError("a checked read's block lies outside the bytes read")  # pragma: no cover - a bug
+        if short < 0:
+            return data, at + (s - ws), bad[:nbad], int(seg_bad), int(piece_bad)
+    fetch_requests(source, b_start, b_len, b_out, buf)  # (after a short read: read again, which says why)
+    bad, seg_bad, piece_bad = check_reads(data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash, grids)
+    return data, at + (s - ws), bad, seg_bad, piece_bad
 
 
 def _python_hashes(view: memoryview, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
