@@ -103,8 +103,8 @@ BLOCK_BYTES = 16 * 1024
 SPAN_BLOCKS = 64
 # Runs of a mini-block page's chunks hashed on their own (a take reads one chunk): a chunk of
 # this many bytes or more ends its run, smaller ones run together to about this size (20
-# bytes of checksums a segment: at most 2%, 0.2-0.4% on the bench's mini-block files), at
-# most the larger size. 4 KiB before 2026-11-29: a 100-row take of a low-cardinality file
+# bytes of checksums a segment: at most 2%; 0.5-0.9% of the bench's mini-block files, whose
+# whole checksum buffer is 0.56-0.93% of them), at most the larger size. 4 KiB before 2026-11-29: a 100-row take of a low-cardinality file
 # read its ~1.3 and 3.2 KB chunks as 4-5 KB segments (0.2 ms more).
 SEGMENT_BYTES = 1024
 SEGMENT_MAX_BYTES = 4 * BLOCK_BYTES
@@ -552,9 +552,10 @@ class ChecksummedSource(_BaseSource):
 
     def read_spans(self, s: np.ndarray, n: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`~lancefile.io.read_spans` of checked int64 ranges. Short ranges (a take's
-        chunks) are widened to whole blocks (or to the segment holding them), read together
-        from the inner source and their blocks and segments hashed in one compiled loop
-        (:mod:`~lancefile.format.hashloop`), each once however many ranges share it; a range
+        chunks) are widened to whole blocks (or to the segment or grid pieces holding them),
+        read together from the inner source and hashed in one compiled loop, each block,
+        segment and piece once however many ranges share it; from a local file the reads and
+        the hashing are one compiled call (:func:`~lancefile.format.hashloop.read_checked`); a range
         of :data:`_BATCH_SPAN_BYTES` or more goes through :meth:`read_into` (span hashes)."""
         ck = self.checksums
         if int(n.max()) >= _BATCH_SPAN_BYTES:
