@@ -626,3 +626,36 @@ def test_verify_checks_every_segment_against_its_own_hash(tmp_path):
     lo, size = int(ck._small_pos[j]), int(ck._small_size[j])
     with pytest.raises(lancefile.ChecksumError, match=rf"bytes \[{lo}, {lo + size}\)"):
         lancefile.verify(bad, decode=False)
+
+
+def test_a_take_of_a_local_file_reads_and_checks_its_chunks_in_one_compiled_call(tmp_path, monkeypatch):
+    """A take from a file on disk reads its chunks and hashes them in one compiled call a batch
+    (hashloop.read_checked's pread path), not a read and then a check; the rows are right, and a
+    damaged chunk read that way is still named."""
+    from lancefile.format import hashloop
+
+    if not hashloop.hash_loop_available():  # pragma: no cover
+        pytest.skip("xxhash's build hides XXH3_64bits")
+    rng = np.random.default_rng(9)
+    n = 200_000
+    t = pa.table({"x": pa.array(rng.integers(0, 60, n)), "s": pa.array(rng.integers(0, 1 << 30, n))})
+    path = tmp_path / "f.lance"
+    data = _write(path, t, "2.2")
+    calls = []
+    real = hashloop._k_pread_check
+    monkeypatch.setattr(hashloop, "_k_pread_check", lambda *a: calls.append(len(a[4])) or real(*a))
+    rows = np.sort(rng.choice(n, 50, replace=False))
+    assert lancefile.LanceFileReader(path).take_rows(rows).to_table().equals(t.take(rows))
+    assert calls and max(calls) > 1  # batches of several requests each
+    calls.clear()
+    assert lancefile.LanceFileReader(path, verify_checksums=False).take_rows(rows).to_table().equals(t.take(rows))
+    assert not calls
+    reader = lancefile.LanceFileReader(path)
+    page = reader.metadata().columns[1].pages[0]
+    at, size = page.buffers[1]  # the chunks of the second column's first page
+    bad = bytearray(data)
+    bad[at + size // 2] ^= 0x04
+    path.write_bytes(bytes(bad))
+    with pytest.raises(lancefile.ChecksumError, match=r"column 1 page 0\b"):
+        lancefile.LanceFileReader(path).take_rows(np.arange(0, page.length, 97)).to_table()
+    assert calls
