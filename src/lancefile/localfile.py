@@ -27,7 +27,7 @@ from concurrent.futures import wait
 
 import numpy as np
 
-from ._jit import _Kernel
+from ._jit import _helper, _Kernel
 from .bufferpool import POOL_BYTES
 from .errors import LanceIOError
 from .io import _BaseSource, check_range, new_buffer
@@ -61,8 +61,13 @@ def _libc_pread():
 
 @_Kernel
 def _pread_loop(pread, fd, buf, starts, lengths, at):
+    return preads(pread, fd, buf, starts, lengths, at)
+
+
+@_helper
+def preads(pread, fd, buf, starts, lengths, at):
     # pread(fd, buf + at[i], lengths[i], starts[i]) for each i: returns the first i that read
-    # short (or failed), else -1
+    # short (or failed), else -1 (also compiled into lancefile.format.hashloop's checked reads)
     base = buf.ctypes.data
     for i in range(starts.shape[0]):
         if pread(fd, base + at[i], lengths[i], starts[i]) != lengths[i]:

@@ -102,10 +102,9 @@ BLOCK_BYTES = 16 * 1024
 # call each instead of 64: a Python call per 16 KiB was a third of the cost of checking a scan.
 SPAN_BLOCKS = 64
 # Runs of a mini-block page's chunks hashed on their own (a take reads one chunk): a chunk of
-# this many bytes or more ends its run, smaller ones run together to about this size (20
-# bytes of checksums a segment: at most 2%; 0.5-0.9% of the bench's mini-block files, whose
-# whole checksum buffer is 0.56-0.93% of them), at most the larger size. 4 KiB before 2026-11-29: a 100-row take of a low-cardinality file
-# read its ~1.3 and 3.2 KB chunks as 4-5 KB segments (0.2 ms more).
+# this many bytes or more ends its run, smaller ones run to about this size, at most the
+# larger (20 bytes a segment: 0.5-0.9% of the bench's mini-block files). 4 KiB before
+# 2026-11-29, when a take read ~1.3 and 3.2 KB chunks as 4-5 KB segments.
 SEGMENT_BYTES = 1024
 SEGMENT_MAX_BYTES = 4 * BLOCK_BYTES
 # Reads of up to this many blocks are checked one block at a time, without numpy.
@@ -555,8 +554,9 @@ class ChecksummedSource(_BaseSource):
         chunks) are widened to whole blocks (or to the segment or grid pieces holding them),
         read together from the inner source and hashed in one compiled loop, each block,
         segment and piece once however many ranges share it; from a local file the reads and
-        the hashing are one compiled call (:func:`~lancefile.format.hashloop.read_checked`); a range
-        of :data:`_BATCH_SPAN_BYTES` or more goes through :meth:`read_into` (span hashes)."""
+        the hashing are one compiled call (:func:`~lancefile.format.hashloop.read_checked`);
+        a range of :data:`_BATCH_SPAN_BYTES` or more goes through :meth:`read_into` (span
+        hashes)."""
         ck = self.checksums
         if int(n.max()) >= _BATCH_SPAN_BYTES:
             return fetch_spans(self, s, n, gap)

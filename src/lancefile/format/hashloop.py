@@ -27,6 +27,7 @@ import xxhash
 
 from .._jit import _helper, _Kernel
 from ..io import _coalesce, fetch_requests, new_buffer, ranges_total
+from ..localfile import preads
 from ..threadpools import PARALLEL_DECODE_BYTES, in_halves
 
 __all__ = ["hash_ranges", "hash_loop_available", "widen_reads", "check_reads", "read_checked"]
@@ -304,10 +305,9 @@ def _k_pread_check(pread, fd, xxh3, data, b_start, b_len, b_out, at, size, b0, n
                    seg_hash, grid_step, grid_first, grid_hash, bad_blocks):
     # Request j read by pread(fd) into data at b_out[j], then _check of what was read:
     # (-1, _check's three answers), or (the first request that read short, 0, -1, -1).
-    base = data.ctypes.data
-    for j in range(b_start.shape[0]):
-        if pread(fd, base + b_out[j], b_len[j], b_start[j]) != b_len[j]:
-            return np.int64(j), np.int64(0), np.int64(-1), np.int64(-1)
+    short = preads(pread, fd, data, b_start, b_len, b_out)
+    if short >= 0:
+        return np.int64(short), np.int64(0), np.int64(-1), np.int64(-1)
     nbad, seg_bad, piece_bad = _check(xxh3, data, at, size, b0, nb, seg, block, covered, block_hash, seg_hash,
                                       grid_step, grid_first, grid_hash, bad_blocks)
     return np.int64(-1), np.int64(nbad), np.int64(seg_bad), np.int64(piece_bad)
