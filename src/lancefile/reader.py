@@ -366,7 +366,8 @@ class LanceFileReader:
         first = not plan.type_facts()[1]
         # from the second chunk on, the next chunk is started before this one is waited for
         # (2.1+ fields, whose tasks may share pages across chunks: see encodings.columns)
-        overlap = all(getattr(r, "checks_leaves", False) for r in self._field_readers)
+        overlap = self._layout.version.grammar is not None and all(getattr(r, "checks_leaves", False)
+                                                                    for r in self._field_readers)
         # a small read is decoded here, chunk after chunk (INLINE_READ_BYTES)
         serial = (stop - start) * row_bytes <= INLINE_READ_BYTES and self._tasks <= fieldtasks.INLINE_TASKS
         overlap = overlap and not serial

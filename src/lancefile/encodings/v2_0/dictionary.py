@@ -12,6 +12,9 @@ Two uses:
   ``["b", "a", null, "b"]`` with items ``["a", "b"]`` is indices ``02 01 00 02``.
 
 Page buffers: the indices' buffers first, then the items' buffers.
+
+The items are validated in full (UTF-8, offsets) once, when decoded, and the indices are
+bounds-checked: the strings gathered from them need no check of their own.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..._proto import encodings_v2_0_pb2 as pb
+from ..arrowutil import validate_values
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
 from .binary import build_binary, decode_small_binary
@@ -58,9 +62,12 @@ def decode_dictionary(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array
         fast = _auto_dictionary(msg, page, dtype, sel, n_items)
         if fast is not None:
             return fast
+    # the items are validated in full once, here: values gathered from them by bounds-checked
+    # indices are valid (the 2.0 leaf reader does not check a dictionary page's values again)
     items = page.cached(
         ("dictionary-items", msg.SerializeToString()),
-        lambda: decode_array(msg.items, page, value_type, Selection.of_range(0, n_items)),
+        lambda: validate_values(decode_array(msg.items, page, value_type, Selection.of_range(0, n_items)),
+                                f"{page.where}: dictionary"),
     )
     if pa.types.is_dictionary(dtype):
         indices = decode_array(msg.indices, page, dtype.index_type, sel)
@@ -105,7 +112,8 @@ def _auto_dictionary(msg, page, dtype: pa.DataType, sel: Selection, n_items: int
         if got is None:
             return _NOT_SMALL
         offsets, data, valid = got
-        return build_binary(dtype, np.concatenate([[0], offsets]), data, np.concatenate([[False], valid]))
+        items = build_binary(dtype, np.concatenate([[0], offsets]), data, np.concatenate([[False], valid]))
+        return validate_values(items, f"{page.where}: dictionary")
 
     items = page.cached(("auto-dictionary", msg.SerializeToString()), items_after_null)
     if items is _NOT_SMALL:

@@ -24,7 +24,7 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer, read_spans
-from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array
+from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
@@ -78,15 +78,34 @@ class LeafReader(FieldReader):
     column: ColumnPages
     dtype: pa.DataType
 
+    # A top-level field's reader (build_reader sets it) validates each page's values in full
+    # as they are decoded, on the decoding thread, and the file reader then makes only
+    # Arrow's layout check of the column: a low-cardinality string page's values, gathered
+    # from its dictionary, are checked once as the dictionary (decode_dictionary) instead of
+    # every string of every row again. A struct's or list's leaves are left to the check of
+    # the whole field.
+    checks_leaves: bool = False
+
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         col = self.column
         pieces = list(col.split(sel, cache))
         if len(pieces) > 1 and sel.is_range:
             arr = self._read_plain(pieces, cache)
             if arr is not None:
-                return arr
-        parts = [decode_array(col.encoding(p), col.page(p, cache), self.dtype, local) for p, local in pieces]
+                return validate_values(arr, f"{col.layout.path}: column {col.index}") if self.checks_leaves else arr
+        parts = [self._decode(p, local, cache) for p, local in pieces]
         return concat_arrays(parts, self.dtype)
+
+    def _decode(self, p: int, local: Selection, cache: dict) -> pa.Array:
+        """Page ``p``'s rows ``local`` (validated when :attr:`checks_leaves`, unless gathered
+        from a checked dictionary)."""
+        col = self.column
+        enc, page = col.encoding(p), col.page(p, cache)
+        arr = decode_array(enc, page, self.dtype, local)
+        if not self.checks_leaves or (enc.WhichOneof("array_encoding") == "dictionary"
+                                      and not pa.types.is_dictionary(self.dtype)):
+            return arr  # (a dictionary's items are checked in full when decoded, its indices bounds-checked)
+        return validate_values(arr, page.where)
 
     def _read_plain(self, pieces, cache: dict) -> pa.Array | None:
         """A range over several pages of plain fixed-width rows, read straight into one
@@ -143,7 +162,7 @@ def read_plain_together(readers: list, sel: Selection, cache: dict) -> dict:
         return out
     data, at = read_spans(source, [p[2] for p in picks], [p[3] for p in picks])
     for (i, dtype, _, size, rows), a in zip(picks, at.tolist()):
-        out[i] = array_from_fixed(dtype, data[a : a + size], rows)
+        out[i] = validate_values(array_from_fixed(dtype, data[a : a + size], rows), source.name)
     return out
 
 
@@ -293,20 +312,27 @@ def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
 
 def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int],
                  keep: dict | None = None) -> FieldReader:
-    """Build the reader of field ``f``; ``keep`` (a projection keep-tree) selects children."""
+    """Build the reader of top-level field ``f``; ``keep`` (a projection keep-tree) selects children."""
+    reader = _build_reader(layout, f, columns, keep)
+    if type(reader) is LeafReader:
+        reader.checks_leaves = True  # its pages' values validated as they are decoded
+    return reader
+
+
+def _build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None) -> FieldReader:
     col = columns[f.id]
     t = f.arrow_type
     by_id = {c.id: c for c in f.children}
     packed = pa.types.is_struct(t) and f.is_packed_struct_for(FileVersion.V2_0)
     if pa.types.is_struct(t) and not packed:
         kids = f.children if keep is None else [by_id[i] for i in keep]  # in the order asked for
-        readers = [build_reader(layout, c, columns, None if keep is None else keep[c.id]) for c in kids]
+        readers = [_build_reader(layout, c, columns, None if keep is None else keep[c.id]) for c in kids]
         dtype = t if keep is None else pa.struct([_child_field(c, r.dtype) for c, r in zip(kids, readers)])
         return StructReader(readers, dtype)
     pages = ColumnPages(layout, col, ARRAY_ENCODING_URL, pb.ArrayEncoding)
     if _is_list(t):
         item = f.children[0]
-        items = build_reader(layout, item, columns, None if keep is None else keep.get(item.id))
+        items = _build_reader(layout, item, columns, None if keep is None else keep.get(item.id))
         make = pa.large_list if pa.types.is_large_list(t) else pa.list_
         return ListReader(pages, items, t if keep is None else make(_child_field(item, items.dtype)))
     if _check_column_encoding(layout, col, f) == "blob":
