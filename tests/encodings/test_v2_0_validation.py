@@ -24,7 +24,9 @@ def _table(n: int = N) -> pa.Table:
         "k": pa.array(i, pa.int64()),
         "name": pa.array([f"name-{j:06d}" for j in range(n)]),  # distinct: plain binary pages
         "st": pa.array([{"x": f"x{j % 7}", "y": j} for j in range(n)]),  # a struct's leaves
-    })
+        "ls": pa.array([[{"t": f"t{j:06d}"}] * (j % 3) for j in range(n)]),  # a list's: plain strings
+    }).append_column(pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"}),  # checked whole
+                     pa.array([b"b%d" % j for j in range(n)], pa.large_binary()))
 
 
 def _write(path, table: pa.Table, writer: str) -> None:
@@ -69,9 +71,10 @@ def test_a_dictionary_pages_strings_are_checked_once_as_the_dictionary(tmp_path,
     assert item_checks and all(n <= 8 for _, n in item_checks)  # (a null item first), item_checks
     # the plain string column's pages were, each row once, by its own reader
     assert sum(n for w, n in leaf_checks if ": column 2 " in w) == N
-    # the file reader checked the top-level leaves' layout only, and the struct (its leaves unchecked) in full
-    assert {(name, full) for name, _, full in reader_checks} == {("color", False), ("k", False), ("name", False),
-                                                                 ("st", True)}
+    # and the list's leaf (column 8: after ls's offsets and its item struct), each item once
+    assert sum(n for w, n in leaf_checks if ": column 8 " in w) == sum(j % 3 for j in range(N))
+    # the file reader made only Arrow's layout check of the fields of leaves, structs and lists
+    assert {(name, full) for name, _, full in reader_checks} == {(f, f == "blob") for f in t.column_names}
     rows = np.array([0, 1, 2, 3, 17, N - 1])
     assert reader.take_rows(rows).to_table().equals(t.take(pa.array(rows)))
 
@@ -89,8 +92,8 @@ def _damaged(tmp_path, writer: str, needle: bytes) -> str:
 
 @pytest.mark.parametrize("writer", ["lancefile", "pylance"])
 @pytest.mark.parametrize("needle, what", [(b"redgreenblue", "dictionary"), (b"name-000000", "column 2 page 0"),
-                                          (b"x0x1x2", "not valid Arrow data")])
-def test_bad_utf8_is_refused_in_a_dictionary_a_plain_page_and_a_structs_leaf(tmp_path, writer, needle, what):
+                                          (b"x0x1x2", "not valid Arrow data"), (b"t000001", "column 8 page 0")])
+def test_bad_utf8_is_refused_in_a_dictionary_a_plain_page_and_nested_leaves(tmp_path, writer, needle, what):
     path = _damaged(tmp_path, writer, needle)
     reads = {
         "scan": lambda r: r.read_all().to_table(),

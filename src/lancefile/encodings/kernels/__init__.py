@@ -24,6 +24,7 @@ Modules (each docstring gives its byte layout; all layouts are little-endian):
 * ``distinct``: whether 64-bit words are all different (the write strategy's dictionary test).
 * ``miniblock``: mini-block chunk headers.
 * ``levels``: repetition/definition levels to list offsets.
+* ``offsets``: 2.0 null-adjusted end offsets to Arrow offsets.
 * ``_common``: the lazy numba wrapper and the helpers the families share.
 
 Every public name (and every ``_py`` twin) is re-exported here, so
@@ -44,7 +45,7 @@ Example::
 from __future__ import annotations
 
 from . import (_common, bitmap, bitpacked, bitpacking, bss, distinct, fastlanes, fsst, fsst_encode, fullzip, gather, levels,
-               lz4, miniblock, minmax, rle, zstd)
+               lz4, miniblock, minmax, offsets, rle, zstd)
 
 # The ``_py`` twins are re-exported for the tests but, as before, kept out of ``__all__``.
 from ._common import bit_width
@@ -100,6 +101,7 @@ from .gather import take_var
 from .lz4 import lz4_bss_decode_many, lz4_compress_runs_many, lz4_decompress_many
 from .zstd import zstd_available, zstd_decompress_into, zstd_plan
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
+from .offsets import adjusted_offsets, adjusted_offsets_py
 from .levels import (any_between, expand_list, inner_validity, leaf_levels, list_layer, map_levels, rep_index_chunks,
                      rep_index_chunks_many, row_spans, span_values)
 from .miniblock import (miniblock_chunk_rows, miniblock_chunk_words, miniblock_chunk_words_many, miniblock_headers,
@@ -126,6 +128,7 @@ __all__ += rle.__all__
 __all__ += fullzip.__all__
 __all__ += miniblock.__all__
 __all__ += levels.__all__
+__all__ += offsets.__all__
 __all__ += ["gather_bytes", "scatter_bytes", "page_indices", "take_var", "binary_minmax_rows"]
 __all__ += bss.__all__
 __all__ += lz4.__all__

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import CorruptFileError
+from .. import kernels
 from ..arrowutil import gather_ranges, to_uint8, safe_array
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
@@ -102,16 +103,37 @@ def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, vali
     if not large:
         if offsets[-1] > np.iinfo(np.int32).max:
             raise CorruptFileError(f"{offsets[-1]} bytes of values do not fit a {dtype} array (use the large type)")
-        offsets = offsets.astype(np.int32)
+        offsets = offsets.astype(np.int32, copy=False)
     bitmap = None
     if valid is not None and not valid.all():
         bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
     return safe_array(dtype, n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+def _range_parts(msg, page, sel: Selection, dtype: pa.DataType):
+    """(offsets, bytes, validity or None) of a range of rows whose ends are plain u64 and bytes
+    Flat: the offsets in the width of ``dtype``'s Arrow array, made in one compiled pass
+    (:func:`~lancefile.encodings.kernels.adjusted_offsets`); None for any other layout."""
+    flat = plain_flat(msg.indices)
+    if flat is None or int(flat.bits_per_value) != 64 or msg.bytes.WhichOneof("array_encoding") != "flat":
+        return None
+    skip = sel.start > 0  # the row before the range ends where the range starts
+    raw = plain_values(flat, page, Selection.of_range(sel.start - skip, sel.stop), "<u8")
+    if raw is None:
+        return None
+    large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
+    try:
+        offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_adjustment),
+                                                         np.int64 if large else np.int32)
+    except CorruptFileError as exc:
+        raise page.error(f"Binary offsets are not increasing ({exc})") from None
+    return offsets, to_uint8(flat_bytes(msg.bytes.flat, page, first, int(offsets[-1]))), valid
+
+
 @register_array_decoder("binary")
 def decode_binary(msg, page, dtype: pa.DataType, sel: Selection) -> pa.Array:
-    offsets, data, valid = decode_binary_parts(msg, page, sel)
+    got = _range_parts(msg, page, sel, dtype) if sel.is_range and sel.count else None
+    offsets, data, valid = got if got is not None else decode_binary_parts(msg, page, sel)
     return build_binary(dtype, offsets, data, valid)
 
 

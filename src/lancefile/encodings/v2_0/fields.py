@@ -24,11 +24,12 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer, read_spans
+from .. import kernels
 from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
-from .flat import plain_rows
+from .flat import plain_flat, plain_rows, plain_values
 from .offsets import row_spans, split_adjusted
 
 __all__ = ["assign_columns", "FieldReader", "build_reader", "read_plain_together"]
@@ -78,12 +79,12 @@ class LeafReader(FieldReader):
     column: ColumnPages
     dtype: pa.DataType
 
-    # A top-level field's reader (build_reader sets it) validates each page's values in full
-    # as they are decoded, on the decoding thread, and the file reader then makes only
-    # Arrow's layout check of the column: a low-cardinality string page's values, gathered
-    # from its dictionary, are checked once as the dictionary (decode_dictionary) instead of
-    # every string of every row again. A struct's or list's leaves are left to the check of
-    # the whole field.
+    # Set by build_reader on the readers of a field made of leaves, structs and lists: each
+    # leaf validates its pages' values in full as they are decoded, on the decoding thread,
+    # and the file reader makes only Arrow's layout check of the field (the structs' and
+    # lists' offsets come from checked kernels). A low-cardinality string page's values,
+    # gathered from its dictionary, are checked once as the dictionary (decode_dictionary)
+    # instead of every string of every row again. Other fields are checked whole.
     checks_leaves: bool = False
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
@@ -91,8 +92,8 @@ class LeafReader(FieldReader):
         pieces = list(col.split(sel, cache))
         if len(pieces) > 1 and sel.is_range:
             arr = self._read_plain(pieces, cache)
-            if arr is not None:
-                return validate_values(arr, f"{col.layout.path}: column {col.index}") if self.checks_leaves else arr
+            if arr is not None:  # (plain fixed-width values: nothing for a full check to find)
+                return arr
         parts = [self._decode(p, local, cache) for p, local in pieces]
         return concat_arrays(parts, self.dtype)
 
@@ -162,7 +163,7 @@ def read_plain_together(readers: list, sel: Selection, cache: dict) -> dict:
         return out
     data, at = read_spans(source, [p[2] for p in picks], [p[3] for p in picks])
     for (i, dtype, _, size, rows), a in zip(picks, at.tolist()):
-        out[i] = validate_values(array_from_fixed(dtype, data[a : a + size], rows), source.name)
+        out[i] = array_from_fixed(dtype, data[a : a + size], rows)  # (valid: see LeafReader.read)
     return out
 
 
@@ -170,6 +171,7 @@ def read_plain_together(readers: list, sel: Selection, cache: dict) -> dict:
 class StructReader(FieldReader):
     children: list[FieldReader]
     dtype: pa.DataType
+    checks_leaves: bool = False  # (see LeafReader)
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
@@ -183,6 +185,7 @@ class ListReader(FieldReader):
     column: ColumnPages
     items: FieldReader
     dtype: pa.DataType
+    checks_leaves: bool = False  # (see LeafReader)
 
     def __post_init__(self) -> None:
         self._item_starts: np.ndarray | None = None
@@ -211,10 +214,45 @@ class ListReader(FieldReader):
             )
         return ends, valid
 
+    def _one_page_range(self, p: int, local: Selection, cache: dict) -> pa.Array | None:
+        """A range of rows of one page whose offsets are plain u64: the list offsets made in
+        one compiled pass (:func:`~lancefile.encodings.kernels.adjusted_offsets`) and the
+        items read as one range. None for any other layout."""
+        msg = self._list_msg(p)
+        flat = plain_flat(msg.offsets)
+        if flat is None or int(flat.bits_per_value) != 64:
+            return None
+        page = self.column.page(p, cache)
+        skip = local.start > 0  # the row before the range ends where the range starts
+        raw = plain_values(flat, page, Selection.of_range(local.start - skip, local.stop), "<u8")
+        if raw is None:
+            return None
+        large = pa.types.is_large_list(self.dtype)
+        where = f"{self.column.layout.path}: column {self.column.index} page {p}"
+        try:
+            offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_offset_adjustment),
+                                                             np.int64 if large else np.int32)
+        except CorruptFileError:
+            raise CorruptFileError(f"{where}: list offsets decrease") from None
+        stop = first + int(offsets[-1])
+        if stop > msg.num_items:
+            raise CorruptFileError(f"{where}: list offsets exceed the page's {msg.num_items} items")
+        if offsets.dtype != np.int32 and not large:
+            raise CorruptFileError(f"{where}: {stop - first} items do not fit a {self.dtype} array")
+        base = int(self.item_starts()[p])
+        items = self.items.read(Selection.of_range(base + first, base + stop), cache)
+        bitmap = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return safe_array(self.dtype, local.count, [bitmap, pa.py_buffer(offsets)], children=[items])
+
     def read(self, sel: Selection, cache: dict) -> pa.Array:
+        pieces = list(self.column.split(sel, cache))
+        if sel.is_range and sel.count and len(pieces) == 1:  # (a scan's chunk)
+            got = self._one_page_range(*pieces[0], cache)
+            if got is not None:
+                return got
         base = self.item_starts()
         lengths_parts, valid_parts, item_idx_parts, item_ranges = [], [], [], []
-        for p, local in self.column.split(sel, cache):
+        for p, local in pieces:
             starts, ends, valid = row_spans(local, lambda sel, p=p: self._ends(p, sel, cache))
             if local.is_range and len(ends):
                 item_ranges.append((base[p] + starts[0], base[p] + ends[-1]))
@@ -243,6 +281,8 @@ def _build_list(dtype: pa.DataType, lengths: np.ndarray, valid: np.ndarray, item
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     off_type = np.int64 if large else np.int32
+    if not large and offsets[-1] > np.iinfo(np.int32).max:
+        raise CorruptFileError(f"{int(offsets[-1])} items do not fit a {dtype} array")
     bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     return safe_array(
         dtype, len(lengths), [bitmap, pa.py_buffer(offsets.astype(off_type))], children=[items]
@@ -314,9 +354,25 @@ def build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int],
                  keep: dict | None = None) -> FieldReader:
     """Build the reader of top-level field ``f``; ``keep`` (a projection keep-tree) selects children."""
     reader = _build_reader(layout, f, columns, keep)
-    if type(reader) is LeafReader:
-        reader.checks_leaves = True  # its pages' values validated as they are decoded
+    tree = _tree(reader)
+    if tree is not None:  # leaves, structs and lists only: each leaf's values validated as they are decoded
+        for r in tree:
+            r.checks_leaves = True
     return reader
+
+
+def _tree(reader: FieldReader) -> list | None:
+    """The readers of a field made of leaves, structs and lists only (whose offsets and
+    validity lancefile builds valid: only the leaves' values need a full check), or None."""
+    if type(reader) is LeafReader:
+        return [reader]
+    if type(reader) is ListReader:
+        items = _tree(reader.items)
+        return None if items is None else [reader, *items]
+    if type(reader) is StructReader:
+        kids = [_tree(c) for c in reader.children]
+        return None if any(k is None for k in kids) else [reader, *(r for k in kids for r in k)]
+    return None
 
 
 def _build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None) -> FieldReader:
