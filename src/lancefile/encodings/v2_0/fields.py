@@ -29,6 +29,7 @@ from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_arr
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
+from .dictionary import take_pages as take_dictionary_pages
 from .flat import plain_flat, plain_rows, plain_values
 from .offsets import row_spans, split_adjusted
 
@@ -94,7 +95,9 @@ class LeafReader(FieldReader):
             arr = self._read_plain(pieces, cache)
             if arr is not None:  # (plain fixed-width values: nothing for a full check to find)
                 return arr
-        parts = [self._decode(p, local, cache) for p, local in pieces]
+        # a take's low-cardinality string pages, read at once (valid: checked dictionaries, bounds-checked indices)
+        done = take_dictionary_pages(col, pieces, cache, self.dtype) if not sel.is_range else {}
+        parts = [done[i] if i in done else self._decode(p, local, cache) for i, (p, local) in enumerate(pieces)]
         return concat_arrays(parts, self.dtype)
 
     def _decode(self, p: int, local: Selection, cache: dict) -> pa.Array:
