@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import CorruptFileError
+from . import kernels
 
 __all__ = [
     "safe_array",
@@ -74,10 +75,25 @@ def validate_values(arr: pa.Array, where: str) -> pa.Array:
     dictionary checked once are not checked again.
     """
     try:
-        arr.validate(full=True)
+        if not _ascii_strings(arr):  # (pure ASCII strings: checked in full by one compiled pass)
+            arr.validate(full=True)
     except pa.ArrowException as exc:
         raise CorruptFileError(f"{where}: the decoded values are not valid Arrow data ({exc})") from None
     return arr
+
+
+def _ascii_strings(arr: pa.Array) -> bool:
+    """Whether ``arr`` is a string array of valid layout whose offsets ascend inside its data
+    and whose bytes are all ASCII (:func:`~lancefile.encodings.kernels.ascii_strings`): valid
+    in full. Raises ArrowException when the layout is not valid."""
+    t = arr.type
+    large = pa.types.is_large_string(t)
+    if not (large or pa.types.is_string(t)) or len(arr) < 64:
+        return False
+    arr.validate()  # the buffers are as long as the layout needs: the offsets below are all there
+    _, offsets, data = arr.buffers()
+    off = np.frombuffer(offsets, np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    return kernels.ascii_strings(off, np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8))
 
 
 def fixed_width_bits(dtype: pa.DataType) -> int | None:

@@ -79,3 +79,38 @@ def test_2_0_scans_of_strings_and_lists_in_chunks_match_what_was_written(tmp_pat
         assert got.equals(t), bs
     for start, count in ((0, 1), (1, 5), (7_777, 3_333), (n - 1, 1)):
         assert reader.read_range(start, count).to_table().equals(t.slice(start, count))
+
+
+@PROPS
+@given(st.lists(st.text(max_size=6), min_size=64, max_size=120), st.integers(0, 10), st.booleans())
+def test_string_values_are_checked_in_full_by_one_pass_when_ascii(values, cut, forge):
+    from lancefile.encodings.arrowutil import validate_values
+
+    arr = pa.array(values, pa.string()).slice(cut)
+    ascii_only = all(v.isascii() for v in values)
+    off = np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    data = np.frombuffer(arr.buffers()[2], np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    assert k.ascii_strings(off, data) == ascii_only
+    assert validate_values(arr, "f") is arr  # valid either way (non-ASCII: Arrow's own full check)
+    if forge and len(arr) > 2 and off[2] > off[0]:  # offsets that go back: refused, ASCII or not
+        bad = off.copy()
+        bad[1] = bad[2] + 1
+        forged = pa.Array.from_buffers(pa.string(), len(arr), [None, pa.py_buffer(bad), arr.buffers()[2]])
+        assert not k.ascii_strings(bad, data)
+        with pytest.raises(CorruptFileError, match="not valid Arrow data"):
+            validate_values(forged, "f")
+
+
+def test_bytes_past_ascii_are_left_to_arrows_utf8_check():
+    from lancefile.encodings.arrowutil import validate_values
+
+    good = pa.array(["abc"] * 70 + ["é"])
+    assert validate_values(good, "f") is good
+    raw = bytearray(good.buffers()[2].to_pybytes())
+    raw[-2] = 0xFF  # the first byte of "é": invalid UTF-8
+    bad = pa.Array.from_buffers(pa.string(), len(good), [None, good.buffers()[1], pa.py_buffer(bytes(raw))])
+    with pytest.raises(CorruptFileError, match="UTF8"):
+        validate_values(bad, "f")
+    assert not k.ascii_strings(np.array([0, 2], np.int32), np.frombuffer(b"a\x80", np.uint8))
+    assert not k.ascii_strings(np.array([0, 3], np.int32), np.frombuffer(b"ab", np.uint8))  # past the data
+    assert not k.ascii_strings(np.array([-1, 1], np.int64), np.frombuffer(b"ab", np.uint8))

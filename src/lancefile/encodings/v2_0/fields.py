@@ -217,10 +217,10 @@ class ListReader(FieldReader):
             )
         return ends, valid
 
-    def _one_page_range(self, p: int, local: Selection, cache: dict) -> pa.Array | None:
-        """A range of rows of one page whose offsets are plain u64: the list offsets made in
-        one compiled pass (:func:`~lancefile.encodings.kernels.adjusted_offsets`) and the
-        items read as one range. None for any other layout."""
+    def _page_offsets(self, p: int, local: Selection, cache: dict):
+        """(offsets from 0, validity or None, first item, end item) of a range of rows of page
+        ``p`` whose offsets are plain u64, the offsets made in one compiled pass
+        (:func:`~lancefile.encodings.kernels.adjusted_offsets`); None for another layout."""
         msg = self._list_msg(p)
         flat = plain_flat(msg.offsets)
         if flat is None or int(flat.bits_per_value) != 64:
@@ -230,27 +230,52 @@ class ListReader(FieldReader):
         raw = plain_values(flat, page, Selection.of_range(local.start - skip, local.stop), "<u8")
         if raw is None:
             return None
-        large = pa.types.is_large_list(self.dtype)
         where = f"{self.column.layout.path}: column {self.column.index} page {p}"
         try:
-            offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_offset_adjustment),
-                                                             np.int64 if large else np.int32)
+            offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_offset_adjustment), np.int64)
         except CorruptFileError:
             raise CorruptFileError(f"{where}: list offsets decrease") from None
         stop = first + int(offsets[-1])
         if stop > msg.num_items:
             raise CorruptFileError(f"{where}: list offsets exceed the page's {msg.num_items} items")
-        if offsets.dtype != np.int32 and not large:
-            raise CorruptFileError(f"{where}: {stop - first} items do not fit a {self.dtype} array")
-        base = int(self.item_starts()[p])
-        items = self.items.read(Selection.of_range(base + first, base + stop), cache)
+        return offsets, valid, first, stop
+
+    def _range(self, pieces: list, cache: dict) -> pa.Array | None:
+        """A range of rows (a scan's chunk) over pages whose offsets are plain u64: the list
+        offsets made in one compiled pass a page, the items read as one range where the pages'
+        items follow each other (a chunk across a page boundary). None for another layout."""
+        base = self.item_starts()
+        got = []
+        for p, local in pieces:
+            one = self._page_offsets(p, local, cache)
+            if one is None:
+                return None
+            got.append((int(base[p]), *one))
+        if len(got) == 1:
+            offsets, valid = got[0][1], got[0][2]
+        else:  # each page's offsets after the items of the pages before it in the chunk
+            shift = np.cumsum([0] + [int(o[-1]) for _, o, _, _, _ in got[:-1]])
+            offsets = np.concatenate([o[:-1] + k for (_, o, _, _, _), k in zip(got, shift)]
+                                     + [got[-1][1][-1:] + shift[-1]])
+            valid = None if all(v is None for _, _, v, _, _ in got) else np.concatenate(
+                [np.ones(len(o) - 1, bool) if v is None else v for _, o, v, _, _ in got])
+        large = pa.types.is_large_list(self.dtype)
+        if not large and offsets[-1] > np.iinfo(np.int32).max:
+            raise CorruptFileError(f"{self.column.layout.path}: column {self.column.index}: {int(offsets[-1])} "
+                                   f"items do not fit a {self.dtype} array")
+        ranges = [(b + first, b + stop) for b, _, _, first, stop in got]
+        if all(ranges[k][1] == ranges[k + 1][0] for k in range(len(ranges) - 1)):
+            ranges = [(ranges[0][0], ranges[-1][1])]  # one read of the items
+        items = concat_arrays([self.items.read(Selection.of_range(a, z), cache) for a, z in ranges], self.items.dtype)
         bitmap = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        return safe_array(self.dtype, local.count, [bitmap, pa.py_buffer(offsets)], children=[items])
+        rows = sum(local.count for _, local in pieces)
+        offsets = offsets.astype(np.int64 if large else np.int32, copy=False)
+        return safe_array(self.dtype, rows, [bitmap, pa.py_buffer(offsets)], children=[items])
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         pieces = list(self.column.split(sel, cache))
-        if sel.is_range and sel.count and len(pieces) == 1:  # (a scan's chunk)
-            got = self._one_page_range(*pieces[0], cache)
+        if sel.is_range and sel.count:  # (a scan's chunk)
+            got = self._range(pieces, cache)
             if got is not None:
                 return got
         base = self.item_starts()
