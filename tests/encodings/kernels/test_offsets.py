@@ -62,9 +62,10 @@ def test_decreasing_ends_are_refused_and_wide_runs_get_int64_offsets():
     assert valid is None and offsets.tolist() == [0, 1, 2]
 
 
-@pytest.mark.parametrize("version", ["2.0"])
-def test_2_0_scans_of_strings_and_lists_in_chunks_match_what_was_written(tmp_path, version):
-    """Chunks start inside pages (the row before a chunk gives its first offset), with nulls, empty and long values."""
+@pytest.mark.parametrize("page_bytes", [None, 4096])
+def test_2_0_scans_of_strings_and_lists_in_chunks_match_what_was_written(tmp_path, page_bytes):
+    """Chunks start inside pages (the row before a chunk gives its first offset) and run across
+    them (small pages), with nulls, empty and long values."""
     rng = np.random.default_rng(5)
     n = 20_000
     strings = [None if i % 11 == 3 else "x" * int(rng.integers(0, 40)) for i in range(n)]
@@ -72,8 +73,10 @@ def test_2_0_scans_of_strings_and_lists_in_chunks_match_what_was_written(tmp_pat
     t = pa.table({"s": pa.array(strings), "ls": pa.array(lists, pa.list_(pa.int32())),
                   "big": pa.array(strings, pa.large_string()), "bl": pa.array(lists, pa.large_list(pa.int32()))})
     path = tmp_path / "f.lance"
-    lancefile.write_table(t, path, version=version)
+    lancefile.write_table(t, path, version="2.0", **({"max_page_bytes": page_bytes} if page_bytes else {}))
     reader = lancefile.LanceFileReader(path)
+    if page_bytes:
+        assert len(reader.metadata().columns[1].pages) > 10  # the list column's offsets pages
     for bs in (1, 999, 4096, n):
         got = pa.Table.from_batches(list(reader.read_all(batch_size=bs)), schema=t.schema)
         assert got.equals(t), bs

@@ -191,9 +191,8 @@ def take_pages(column, pieces: list, cache: dict, dtype: pa.DataType) -> dict:
 
 def _plain_dictionary(enc, page, local: Selection):
     """(page, cache key, position of the indices, items, items' ends and bytes buffers, their
-    null adjustment) of a
-    low-cardinality string page whose u8 indices and small items are plain buffers and whose
-    rows ``local`` lie in them, else None."""
+    null adjustment) of a low-cardinality string page whose u8 indices and small items are
+    plain buffers and whose rows ``local`` lie in them, else None."""
     if enc.WhichOneof("array_encoding") != "dictionary":
         return None
     msg = enc.dictionary
