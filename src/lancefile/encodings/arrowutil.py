@@ -75,7 +75,7 @@ def validate_values(arr: pa.Array, where: str) -> pa.Array:
     dictionary checked once are not checked again.
     """
     try:
-        if not _ascii_strings(arr):  # (pure ASCII strings: checked in full by one compiled pass)
+        if not _ascii_strings(arr):  # (pure ASCII strings: checked in full by one numpy pass)
             arr.validate(full=True)
     except pa.ArrowException as exc:
         raise CorruptFileError(f"{where}: the decoded values are not valid Arrow data ({exc})") from None

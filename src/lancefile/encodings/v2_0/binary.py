@@ -17,12 +17,11 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import CorruptFileError
-from .. import kernels
 from ..arrowutil import gather_ranges, to_uint8, safe_array
 from ..registry import decode_array, register_array_decoder
 from ..selection import Selection
 from .flat import _decompressed, _is_compressed, flat_bytes, plain_flat, plain_values
-from .offsets import row_spans, split_adjusted
+from .offsets import range_offsets, row_spans, split_adjusted
 from .spans import read_spans
 
 __all__ = ["decode_binary", "decode_binary_parts", "decode_small_binary", "build_binary"]
@@ -113,20 +112,16 @@ def build_binary(dtype: pa.DataType, offsets: np.ndarray, data: np.ndarray, vali
 def _range_parts(msg, page, sel: Selection, dtype: pa.DataType):
     """(offsets, bytes, validity or None) of a range of rows whose ends are plain u64 and bytes
     Flat: the offsets in the width of ``dtype``'s Arrow array, made in one compiled pass
-    (:func:`~lancefile.encodings.kernels.adjusted_offsets`); None for any other layout."""
-    flat = plain_flat(msg.indices)
-    if flat is None or int(flat.bits_per_value) != 64 or msg.bytes.WhichOneof("array_encoding") != "flat":
-        return None
-    skip = sel.start > 0  # the row before the range ends where the range starts
-    raw = plain_values(flat, page, Selection.of_range(sel.start - skip, sel.stop), "<u8")
-    if raw is None:
+    (:func:`.offsets.range_offsets`); None for any other layout."""
+    if msg.bytes.WhichOneof("array_encoding") != "flat":
         return None
     large = pa.types.is_large_string(dtype) or pa.types.is_large_binary(dtype)
-    try:
-        offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_adjustment),
-                                                         np.int64 if large else np.int32)
-    except CorruptFileError as exc:
-        raise page.error(f"Binary offsets are not increasing ({exc})") from None
+    got = range_offsets(msg.indices, page, sel, int(msg.null_adjustment),
+                        lambda what: page.error(f"Binary offsets are not increasing ({what})"),
+                        np.int64 if large else np.int32)
+    if got is None:
+        return None
+    offsets, valid, first = got
     return offsets, to_uint8(flat_bytes(msg.bytes.flat, page, first, int(offsets[-1]))), valid
 
 

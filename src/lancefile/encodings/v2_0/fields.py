@@ -24,14 +24,13 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer, read_spans
-from .. import kernels
 from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
 from .dictionary import take_pages as take_dictionary_pages
-from .flat import plain_flat, plain_rows, plain_values
-from .offsets import row_spans, split_adjusted
+from .flat import plain_rows
+from .offsets import range_offsets, row_spans, split_adjusted
 
 __all__ = ["assign_columns", "FieldReader", "build_reader", "read_plain_together"]
 
@@ -219,22 +218,14 @@ class ListReader(FieldReader):
 
     def _page_offsets(self, p: int, local: Selection, cache: dict):
         """(offsets from 0, validity or None, first item, end item) of a range of rows of page
-        ``p`` whose offsets are plain u64, the offsets made in one compiled pass
-        (:func:`~lancefile.encodings.kernels.adjusted_offsets`); None for another layout."""
+        ``p`` whose offsets are plain u64 (:func:`.offsets.range_offsets`); None for another layout."""
         msg = self._list_msg(p)
-        flat = plain_flat(msg.offsets)
-        if flat is None or int(flat.bits_per_value) != 64:
-            return None
-        page = self.column.page(p, cache)
-        skip = local.start > 0  # the row before the range ends where the range starts
-        raw = plain_values(flat, page, Selection.of_range(local.start - skip, local.stop), "<u8")
-        if raw is None:
-            return None
         where = f"{self.column.layout.path}: column {self.column.index} page {p}"
-        try:
-            offsets, valid, first = kernels.adjusted_offsets(raw, skip, int(msg.null_offset_adjustment), np.int64)
-        except CorruptFileError:
-            raise CorruptFileError(f"{where}: list offsets decrease") from None
+        got = range_offsets(msg.offsets, self.column.page(p, cache), local, int(msg.null_offset_adjustment),
+                            lambda _: CorruptFileError(f"{where}: list offsets decrease"))
+        if got is None:
+            return None
+        offsets, valid, first = got
         stop = first + int(offsets[-1])
         if stop > msg.num_items:
             raise CorruptFileError(f"{where}: list offsets exceed the page's {msg.num_items} items")

@@ -11,9 +11,12 @@ from typing import Callable
 
 import numpy as np
 
+from ...errors import CorruptFileError
+from .. import kernels
 from ..selection import Selection
+from .flat import plain_flat, plain_values
 
-__all__ = ["split_adjusted", "row_spans"]
+__all__ = ["split_adjusted", "row_spans", "range_offsets"]
 
 _INT64_MAX = int(np.iinfo(np.int64).max)
 
@@ -52,3 +55,22 @@ def row_spans(sel: Selection, fetch: Callable[[Selection], tuple[np.ndarray, np.
     has_prev = idx > 0
     starts[has_prev] = ends_all[np.searchsorted(need, idx[has_prev] - 1)]
     return starts, ends_all[pos], valid_all[pos]
+
+
+def range_offsets(ends, page, sel: Selection, adjustment: int, error: Callable[[str], Exception], dtype=np.int64):
+    """``(offsets from 0, validity or None, first position)`` of the rows of range ``sel``
+    whose stored ends (encoding ``ends``) are plain u64, made in one compiled pass
+    (:func:`~lancefile.encodings.kernels.adjusted_offsets`; ``dtype`` as it takes it); None
+    for another layout. Ends that decrease raise ``error(what is wrong)``; a failed read
+    (a checksum) raises its own error."""
+    flat = plain_flat(ends)
+    if flat is None or int(flat.bits_per_value) != 64:
+        return None
+    skip = sel.start > 0  # the row before the range ends where the range starts
+    raw = plain_values(flat, page, Selection.of_range(sel.start - skip, sel.stop), "<u8")
+    if raw is None:
+        return None
+    try:
+        return kernels.adjusted_offsets(raw, skip, adjustment, dtype)
+    except CorruptFileError as exc:
+        raise error(str(exc)) from None
