@@ -31,7 +31,7 @@ from .checks import check_decoded
 from .encodings.arrowutil import unslice
 from .encodings.selection import Selection
 from .encodings.structural.fields import read_together
-from .encodings.v2_0.fields import read_plain_together
+from .encodings.v2_0.plain import PlainColumns
 from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import FileLayout, read_layout
@@ -120,6 +120,7 @@ class LanceFileReader:
             )
         self._projection = self._resolve_projection(columns)
         self._readers: list | None = None  # built on first read: opening touches no column metadata
+        self._plain: PlainColumns | None = None  # a 2.0 read's plain columns (made with the readers)
         self._readers_lock = threading.Lock()
         self.schema: pa.Schema = self._projected_schema()
         # Fields are decoded on several threads if the source can take that and there are
@@ -183,6 +184,13 @@ class LanceFileReader:
                                      for f, keep in self._projection]
                     self._tasks = sum(getattr(r, "task_count", 1) for r in self._readers)
         return self._readers
+
+    def _plain_columns(self) -> PlainColumns:
+        """The 2.0 fields' plain columns, read together (made once, with the field readers)."""
+        got = self._plain
+        if got is None:
+            got = self._plain = PlainColumns(self._field_readers)
+        return got
 
     # -- public API -------------------------------------------------------------------
     def num_rows(self) -> int:
@@ -315,13 +323,16 @@ class LanceFileReader:
         # Decoders check what they read and raise Lance errors; anything else escaping them is
         # a bug in lancefile and is left as it is (never relabelled as a corrupt file).
         i = None
+        trusted: dict = {}  # arrays built valid (no check to make)
         try:
             if tasks is not None:
                 arrays = tasks.result()
             else:
                 arrays = []
-                together = read_plain_together if self._layout.version.grammar is None else read_together
-                done = together(readers, sel, cache)  # a wide table's columns: decoded at once
+                if self._layout.version.grammar is None:  # plain 2.0 columns: valid, null-free arrays
+                    done = trusted = self._plain_columns().read(sel, cache)
+                else:
+                    done = read_together(readers, sel, cache)  # a wide table's columns: decoded at once
                 for i, r in enumerate(readers):
                     arrays.append(done[i] if i in done else r.read(sel, cache))
         except LanceError as exc:
@@ -331,6 +342,8 @@ class LanceFileReader:
             where = self._describe_field(i, sel) if i is not None else f"{self.path}: rows [{sel.start}, {sel.stop})"
             raise type(exc)(f"{where}: {exc}") from exc
         for i, (arr, r) in enumerate(zip(arrays, readers)):
+            if i in trusted:
+                continue
             check_decoded(arr, self._storage_schema.field(i), lambda i=i: self._describe_field(i, sel),
                           full=not getattr(r, "checks_leaves", False))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self._storage_schema)

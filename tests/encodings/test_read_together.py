@@ -4,6 +4,7 @@ reading each column alone gives, for files of both writers."""
 
 from __future__ import annotations
 
+import decimal
 import re
 
 import numpy as np
@@ -270,7 +271,7 @@ def test_2_0_ranges_read_together_equal_the_table(wide_file_2_0, data):
 
 
 def test_2_0_plain_columns_are_fetched_with_one_request_a_chunk(monkeypatch, tmp_path):
-    import lancefile.encodings.v2_0.fields as v20
+    import lancefile.encodings.v2_0.plain as v20
     from lancefile.io import CountingSource, InMemorySource
 
     t = pa.table({f"c{i}": np.random.default_rng(i).random(5000) for i in range(50)}
@@ -292,7 +293,7 @@ def test_2_0_a_page_too_short_for_its_rows_is_left_to_its_own_reader(monkeypatch
     """Rows past a page's buffer are never fetched together (they would be other bytes of
     the file): such a page goes to its own reader. Seen here by making every plain width 64
     times what it is."""
-    import lancefile.encodings.v2_0.fields as v20
+    import lancefile.encodings.v2_0.plain as v20
 
     p, t = wide_file_2_0
     real = v20.plain_rows
@@ -368,3 +369,82 @@ def test_a_lone_leaf_of_the_wrong_length_is_refused_with_its_rows(tmp_path):
     defs[3] = 1
     got = r.read_decoded(sel, PagePart(None, defs, pa.array(np.arange(10.0)), 10))
     assert got.null_count == 1 and got[3].as_py() is None and got[4].as_py() == 4.0
+
+
+def _plain_types_table(n: int) -> pa.Table:
+    rng = np.random.default_rng(5)
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 4).astype(np.float32)), 4)
+    fields = [pa.field("f", pa.float64(), nullable=False), pa.field("i8", pa.int8()), pa.field("u16", pa.uint16()),
+              pa.field("ts", pa.timestamp("ms")), pa.field("vec", vec.type), pa.field("fsb", pa.binary(3)),
+              pa.field("dec", pa.decimal128(12, 2)), pa.field("b", pa.bool_()), pa.field("nul", pa.float32()),
+              pa.field("s", pa.string())]
+    cols = [rng.random(n), pa.array(rng.integers(-100, 100, n), pa.int8()),
+            pa.array(rng.integers(0, 60_000, n), pa.uint16()),
+            pa.array(rng.integers(0, 10**12, n).astype("datetime64[ms]")), vec,
+            pa.array([bytes([k % 251, 1, 2]) for k in range(n)], pa.binary(3)),
+            pa.array([decimal.Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)), pa.array(rng.random(n) < 0.5),
+            pa.array(rng.random(n).astype(np.float32), mask=rng.random(n) < 0.3), pa.array([f"s{k % 7}" for k in range(n)])]
+    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+
+
+@pytest.mark.parametrize("writer", ["lancefile", "pylance"])
+def test_2_0_plain_columns_of_every_fixed_width_kind_are_read_together(tmp_path, writer):
+    """Fixed-width types of every kind (a non-nullable one, fixed-size lists and binaries,
+    decimals, timestamps) are fetched together; booleans, nullable and string columns go to
+    their own readers; the batch equals the table, in one page and over page boundaries."""
+    from lancefile.encodings.selection import Selection
+    from lancefile.encodings.v2_0.plain import PlainColumns
+
+    t = _plain_types_table(20_000)
+    p = tmp_path / "k.lance"
+    write_by(writer, t, p, "2.0", max_page_bytes=32 * 1024)
+    reader = lancefile.LanceFileReader(p)
+    for start, count in [(0, 10), (123, 77), (5000, 9000), (0, 20_000), (19_999, 1)]:
+        assert reader.read_range(start, count).to_table().equals(t.slice(start, count)), (start, count)
+    got = PlainColumns(reader._field_readers).read(Selection.of_range(3, 9), {})
+    names = t.schema.names
+    assert sorted(names[i] for i in got) == sorted(["f", "i8", "u16", "ts", "vec", "fsb", "dec"])
+    for i, arr in got.items():
+        assert arr.equals(t.column(i).combine_chunks().slice(3, 6)), names[i]
+
+
+def test_2_0_plain_columns_forget_the_pages_a_scan_has_passed(tmp_path, monkeypatch):
+    import lancefile.readplan as readplan
+    from lancefile.encodings.v2_0.plain import _Group
+
+    # chunks of ~1,600 rows, pages of ~8,000
+    monkeypatch.setattr(readplan, "READ_CHUNK_BYTES", 64 * 1024)
+    monkeypatch.setattr(readplan, "MIN_COLUMN_CHUNK_BYTES", 1024)
+    t = pa.table({f"c{i}": np.random.default_rng(i).random(40_000) for i in range(6)})
+    p = tmp_path / "s.lance"
+    lancefile.write_table(t, p, version="2.0", max_page_bytes=64 * 1024)
+    held = []
+    real = _Group.page
+
+    def page(self, p, plan):
+        got = real(self, p, plan)
+        held.append(len(self._pages))
+        return got
+
+    import unittest.mock as mock
+
+    with mock.patch.object(_Group, "page", page):
+        reader = lancefile.LanceFileReader(p)
+        assert reader.read_range(0, 40_000, batch_size=100).to_table().equals(t)
+        assert len(reader._plain_columns()._groups) == 1
+    assert len(held) > 10 and max(held) == 1  # one page held at a time
+
+
+def test_2_0_encodings_shared_by_columns_are_parsed_once_a_file(tmp_path, monkeypatch):
+    """A wide 2.0 table's pages and columns share their encodings byte for byte: each is
+    parsed once a file, not once a column."""
+    import lancefile.format.container as container
+
+    t = pa.table({f"c{i}": np.arange(1000, dtype=np.float64) + i for i in range(50)})
+    p = tmp_path / "w.lance"
+    reference_write(t, p, version="2.0")
+    calls = []
+    real = container.unpack_any
+    monkeypatch.setattr(container, "unpack_any", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    assert lancefile.LanceFileReader(p).read_range(10, 500).to_table().equals(t.slice(10, 500))
+    assert 1 <= len(calls) == len(set(calls)) <= 2  # the page encoding, the column encoding

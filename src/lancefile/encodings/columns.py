@@ -13,7 +13,7 @@ from itertools import accumulate
 import numpy as np
 
 from ..errors import CorruptFileError
-from ..format.container import FileLayout, unpack_any
+from ..format.container import FileLayout
 from .page import PageData
 from .selection import Selection
 
@@ -75,8 +75,8 @@ class ColumnPages:
         """The page's encoding message (parsed once)."""
         enc = self._encodings.get(i)
         if enc is None:
-            enc = self._encodings[i] = unpack_any(self.info.pages[i].encoding, self._url, self._message,
-                                                  where=self.where(i))
+            enc = self._encodings[i] = self.layout.message(self.info.pages[i].encoding, self._url, self._message,
+                                                           self.where(i))
         return enc
 
     def lone_page(self, sel: Selection) -> int:

@@ -69,6 +69,7 @@ MAGIC = b"LANC"
 TAIL_READ_BYTES = 64 * 1024
 # Column metadata entries closer than this are fetched in one request.
 METADATA_COALESCE_GAP = 64 * 1024
+_MESSAGES_KEPT = 4096  # distinct encodings a FileLayout keeps parsed (FileLayout.message)
 _FOOTER = struct.Struct("<QQQIIHH4s")
 # Row and value counts are u64 in the format but int64 in Arrow and numpy: a column's pages
 # holding more than this many rows in all are refused (so sums and products of counts stay exact).
@@ -344,6 +345,7 @@ class FileLayout:
         # byte ranges already in memory: the tail read, then what prefetch_columns fetched
         self._regions: list[tuple[int, memoryview]] = [(meta_region_start, meta_region)]
         self._columns: dict[int, ColumnInfo] = {}
+        self._messages: dict = {}  # (message class, bytes) -> parsed once (see message)
         self.num_rows: int | None = None  # the schema's row count, once the reader has parsed it
         self.checksums: FileChecksums | None = None  # set by use_checksums()
         self._newer_checksums = False  # the checksum buffer is a later lancefile's (read unchecked)
@@ -462,6 +464,19 @@ class FileLayout:
             if not self.checksums.check_in_memory(ref.position, ref.size, self._regions, self.describe_range):
                 got = None  # its blocks are not all in memory: a checked read instead
         return got if got is not None else self.source.read(ref.position, ref.size)
+
+    def message(self, data: bytes, url: str, message_cls, where: str):
+        """:func:`unpack_any` of ``data``, parsed once per distinct bytes in this file (the
+        columns of a wide table share their pages' and columns' encodings byte for byte).
+        The message is shared: callers only read it."""
+        key = (message_cls, data)
+        got = self._messages.get(key)
+        if got is None:
+            got = unpack_any(data, url, message_cls, where=where)
+            if len(self._messages) >= _MESSAGES_KEPT:  # a file of endlessly varied encodings: start afresh
+                self._messages = {}
+            self._messages[key] = got
+        return got
 
     def column(self, index: int) -> ColumnInfo:
         info = self._columns.get(index)

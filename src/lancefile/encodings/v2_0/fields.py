@@ -20,10 +20,10 @@ import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import CorruptFileError, UnsupportedEncodingError
-from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout, unpack_any
+from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLayout
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
-from ...io import new_buffer, read_spans
+from ...io import new_buffer
 from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array, validate_values
 from ..columns import ColumnPages
 from ..registry import decode_array
@@ -32,7 +32,7 @@ from .dictionary import take_pages as take_dictionary_pages
 from .flat import plain_rows
 from .offsets import range_offsets, row_spans, split_adjusted
 
-__all__ = ["assign_columns", "FieldReader", "build_reader", "read_plain_together"]
+__all__ = ["assign_columns", "FieldReader", "LeafReader", "build_reader"]
 
 
 def _is_list(t: pa.DataType) -> bool:
@@ -128,45 +128,6 @@ class LeafReader(FieldReader):
             page.read_into(flat.buffer, [local.start * w], [local.count * w], out[pos : pos + local.count * w])
             pos += local.count * w
         return array_from_fixed(self.dtype, out, rows)
-
-
-def read_plain_together(readers: list, sel: Selection, cache: dict) -> dict:
-    """``{i: readers[i].read(sel, cache)}`` for the 2.0 leaf fields whose rows of the range
-    ``sel`` lie in one page of plain fixed-width values (``plain_rows``: a wide table's
-    columns): their bytes are fetched with one :func:`~lancefile.io.read_spans` and each
-    column is a zero-copy array over its part, instead of a read, a buffer and a decoder
-    call a column. A page that is anything else (nulls, compression, a short buffer) is left
-    to its own reader, which says what is wrong with it.
-    """
-    out: dict = {}
-    if len(readers) < 2 or not sel.is_range:
-        return out
-    picks = []  # (reader index, type, file position, bytes, rows)
-    source = None
-    for i, r in enumerate(readers):
-        if type(r) is not LeafReader:
-            continue
-        col = r.column
-        pieces = list(col.split(sel, cache))
-        if len(pieces) != 1:
-            continue
-        p, local = pieces[0]
-        plan = plain_rows(col.encoding(p), r.dtype)
-        if plan is None:
-            continue
-        flat, w = plan
-        page = col.page(p, cache)
-        ref = page.ref(flat.buffer)
-        if local.stop * w > ref.size:
-            continue
-        source = page.layout.source
-        picks.append((i, r.dtype, ref.position + local.start * w, local.count * w, local.count))
-    if len(picks) < 2:
-        return out
-    data, at = read_spans(source, [p[2] for p in picks], [p[3] for p in picks])
-    for (i, dtype, _, size, rows), a in zip(picks, at.tolist()):
-        out[i] = array_from_fixed(dtype, data[a : a + size], rows)  # (valid: see LeafReader.read)
-    return out
 
 
 @dataclass
@@ -341,7 +302,7 @@ def _check_column_encoding(layout: FileLayout, col: int, f: LanceField) -> str:
     if not info.encoding:
         return "values"
     where = f"{layout.path}: column {col} (field {f.name!r})"
-    enc = unpack_any(info.encoding, COLUMN_ENCODING_URL, pb.ColumnEncoding, where=where)
+    enc = layout.message(info.encoding, COLUMN_ENCODING_URL, pb.ColumnEncoding, where)
     kind = enc.WhichOneof("column_encoding")
     if kind == "blob":
         return "blob"
