@@ -383,7 +383,8 @@ def _plain_types_table(n: int) -> pa.Table:
             pa.array(rng.integers(0, 10**12, n).astype("datetime64[ms]")), vec,
             pa.array([bytes([k % 251, 1, 2]) for k in range(n)], pa.binary(3)),
             pa.array([decimal.Decimal(k) / 100 for k in range(n)], pa.decimal128(12, 2)), pa.array(rng.random(n) < 0.5),
-            pa.array(rng.random(n).astype(np.float32), mask=rng.random(n) < 0.3), pa.array([f"s{k % 7}" for k in range(n)])]
+            pa.array(rng.random(n).astype(np.float32), mask=rng.random(n) < 0.3),
+            pa.array([f"s{k % 7}" for k in range(n)])]
     return pa.Table.from_arrays(cols, schema=pa.schema(fields))
 
 
@@ -448,3 +449,56 @@ def test_2_0_encodings_shared_by_columns_are_parsed_once_a_file(tmp_path, monkey
     monkeypatch.setattr(container, "unpack_any", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     assert lancefile.LanceFileReader(p).read_range(10, 500).to_table().equals(t.slice(10, 500))
     assert 1 <= len(calls) == len(set(calls)) <= 2  # the page encoding, the column encoding
+
+
+def test_2_0_wide_reads_parse_no_column_metadata_message_by_message(tmp_path, monkeypatch):
+    """A fresh reader's range of a wide 2.0 file: the columns' metadata is walked in one
+    compiled pass (FileLayout.column_tables), not parsed column by column, and the field
+    readers are made without it; a take still parses what it reads."""
+    from lancefile.format.container import FileLayout
+
+    t = pa.table({f"c{i}": np.arange(2000, dtype=np.float64) * (i + 1) for i in range(40)})
+    p = tmp_path / "w.lance"
+    reference_write(t, p, version="2.0")
+    parsed = []
+    real = FileLayout._parse_column
+    monkeypatch.setattr(FileLayout, "_parse_column", lambda self, i: parsed.append(i) or real(self, i))
+    assert lancefile.LanceFileReader(p).read_range(100, 1500).to_table().equals(t.slice(100, 1500))
+    assert lancefile.LanceFileReader(p).read_all().to_table().equals(t)
+    assert parsed == []
+    assert lancefile.LanceFileReader(p).take_rows([3, 1999]).to_table().equals(t.take([3, 1999]))
+    assert sorted(parsed) == list(range(40))
+
+
+def _with_column_encoding(path, column: int, message) -> bytes:
+    from lancefile._proto import encodings_v2_0_pb2 as pb2
+    from lancefile.format.container import COLUMN_ENCODING_URL, pack_any
+    from lancefile.fuzz.filemap import parse, rebuild
+
+    fm = parse(path.read_bytes())
+    metas = [m for m in fm.metas]
+    metas[column].encoding.direct.encoding = pack_any(COLUMN_ENCODING_URL, pb2.ColumnEncoding(**message))
+    return rebuild(fm, metas=metas)
+
+
+@pytest.mark.parametrize("how", ["range", "scan", "take", "one column"])
+def test_2_0_a_fixed_width_column_not_encoded_as_values_is_refused_when_read(tmp_path, how):
+    """The column encoding of a fixed-width 2.0 field, checked when the column is first read
+    (its reader is made without it): a blob or zone-index column encoding is refused, named."""
+    from lancefile._proto import encodings_v2_0_pb2 as pb2
+
+    t = pa.table({f"c{i}": np.arange(3000, dtype=np.int32) + i for i in range(6)})
+    p = tmp_path / "w.lance"
+    reference_write(t, p, version="2.0")
+    for message, error in [({"blob": pb2.Blob()}, CorruptFileError),
+                           ({"zone_index": pb2.ZoneIndex()}, lancefile.UnsupportedEncodingError)]:
+        bad = tmp_path / "bad.lance"
+        bad.write_bytes(_with_column_encoding(p, 4, message))
+        reader = lancefile.LanceFileReader(bad, columns=["c4"] if how == "one column" else None)
+        read = {"range": lambda: reader.read_range(10, 100), "scan": lambda: reader.read_all(),
+                "take": lambda: reader.take_rows([1, 2999]), "one column": lambda: reader.read_all()}[how]
+        with pytest.raises(error, match=r"column 4 \(field 'c4'\)"):
+            read().to_table()
+        # the other columns read
+        ok = lancefile.LanceFileReader(bad, columns=["c0", "c5"]).read_range(10, 100).to_table()
+        assert ok.equals(t.select(["c0", "c5"]).slice(10, 100))

@@ -136,3 +136,84 @@ def test_pages_from_the_table_equal_protobufs(tmp_path):
         assert all(pages.table.simple)
         for i in range(len(pages)):
             assert pages[i] == _page_info(pages._raw[i], pages._limit, "x", i)
+
+
+@st.composite
+def columns(draw):
+    """A serialized ColumnMetadata: pages, maybe a column encoding (direct, or another kind),
+    maybe column buffers, maybe an unknown field; now and then cut short."""
+    meta = file2_pb2.ColumnMetadata(pages=draw(st.lists(pages(), max_size=4)))
+    kind = draw(st.sampled_from(["direct", "none", "missing", "indirect"]))
+    if kind == "direct":
+        meta.encoding.direct.encoding = draw(st.binary(min_size=1, max_size=12))
+    elif kind == "none":
+        meta.encoding.none.SetInParent()
+    elif kind == "indirect":
+        meta.encoding.indirect.buffer_location = 1
+    if draw(st.booleans()):
+        meta.buffer_offsets.extend([1, 2])
+        meta.buffer_sizes.extend([3, 4])
+    raw = meta.SerializeToString() + draw(st.sampled_from([b"", b"\x2a\x03abc"]))
+    return raw[: draw(st.integers(0, len(raw)))] if draw(st.integers(0, 9)) == 0 else raw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(columns(), min_size=1, max_size=6), st.binary(max_size=5))
+def test_column_tables_match_protobuf(raws, gap):
+    """Many messages, side by side in one buffer (gaps between them), walked at once: each
+    column's pages, lengths, simple pages' buffers and encodings, its own encoding and whether
+    it lists buffers are protobuf's; a message protobuf cannot parse is not walked (-1)."""
+    from lancefile.format.pagetable import column_tables
+
+    buf, starts = b"", []
+    for raw in raws:
+        buf += gap
+        starts.append(len(buf))
+        buf += raw
+    starts = np.array(starts, np.int64)
+    ends = starts + np.array([len(r) for r in raws], np.int64)
+    t = column_tables(np.frombuffer(buf, np.uint8), starts, ends, LIMIT)
+    for c, raw in enumerate(raws):
+        try:
+            meta = file2_pb2.ColumnMetadata.FromString(raw)
+        except Exception:  # cut inside a field: not walked either
+            assert t.pages[c] == -1
+            continue
+        if t.pages[c] < 0:
+            continue  # not walked: the protobuf path reads it
+        assert t.pages[c] == len(meta.pages)
+        assert bool(t.has_buffers[c]) == bool(len(meta.buffer_offsets) or len(meta.buffer_sizes))
+        cid = int(t.column_encoding_ids[c])
+        if not meta.HasField("encoding"):
+            assert cid == -1
+        elif meta.encoding.WhichOneof("location") == "direct" and meta.encoding.direct.encoding:
+            assert cid >= 0 and t.column_encoding(cid) == meta.encoding.direct.encoding
+        else:
+            assert cid == -2
+        for i, p in enumerate(meta.pages):
+            q = int(t.first_page[c]) + i
+            if p.length < 1 << 62:
+                assert t.lengths[q] == p.length
+            assert bool(t.simple[q]) == _expect_simple(p)
+            if t.simple[q]:
+                a, n = int(t.first[q]), int(t.nbuf[q])
+                assert list(zip(t.positions[a : a + n].tolist(), t.sizes[a : a + n].tolist())) == list(
+                    zip(p.buffer_offsets, p.buffer_sizes))
+                assert t.encoding_bytes(int(t.encoding_ids[q])) == p.encoding.direct.encoding
+
+
+def test_column_tables_name_equal_encodings_alike():
+    from lancefile.format.pagetable import column_tables
+
+    raws = []
+    for enc in [b"aa", b"ab", b"aa", b"a", b"ab"]:
+        page = file2_pb2.ColumnMetadata.Page(buffer_offsets=[0], buffer_sizes=[4], length=9)
+        page.encoding.direct.encoding = enc
+        meta = file2_pb2.ColumnMetadata(pages=[page])
+        meta.encoding.direct.encoding = enc
+        raws.append(meta.SerializeToString())
+    buf = b"".join(raws)
+    ends = np.cumsum([len(r) for r in raws])
+    t = column_tables(np.frombuffer(buf, np.uint8), ends - [len(r) for r in raws], ends, LIMIT)
+    assert t.encoding_ids.tolist() == [0, 1, 0, 2, 1] == t.column_encoding_ids.tolist()
+    assert [t.encoding_bytes(i) for i in range(3)] == [b"aa", b"ab", b"a"]

@@ -28,19 +28,30 @@ class ColumnPages:
     in: ``cache[column index][page index] -> PageData``.
     """
 
-    def __init__(self, layout: FileLayout, index: int, url: str, message: type, label: str = "") -> None:
+    def __init__(self, layout: FileLayout, index: int, url: str, message: type, label: str = "",
+                 lazy: bool = False) -> None:
         self.layout = layout
         self.index = index
-        self.info = layout.column(index)
-        # Python ints: page lookups without numpy overhead (a running sum: columns have few pages)
-        self.bounds = list(accumulate(self.info.lengths, initial=0))
-        self.num_rows = self.bounds[-1]
+        if not lazy:  # (lazy: the column's metadata is parsed when info, bounds or num_rows are first asked for)
+            self._load()
         self._url, self._message = url, message
         self.label = label  # e.g. "field 'a', file version 2.2": added to every message
         # every page's decoder carries its "where" (a take makes hundreds): made from two parts
         self._where_head = f"{layout.path}: column {index} page "
         self._where_tail = f" ({label})" if label else ""
         self._encodings: dict[int, object] = {}
+
+    def _load(self) -> None:
+        self.info = self.layout.column(self.index)
+        # Python ints: page lookups without numpy overhead (a running sum: columns have few pages)
+        self.bounds = list(accumulate(self.info.lengths, initial=0))
+        self.num_rows = self.bounds[-1]
+
+    def __getattr__(self, name: str):  # only for attributes not set yet: a lazy column's first use
+        if name in ("info", "bounds", "num_rows"):
+            self._load()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def starts(self) -> np.ndarray:

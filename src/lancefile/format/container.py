@@ -44,7 +44,7 @@ from .._proto import file2_pb2
 from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
 from ..io import ByteSource
 from .checksums import ChecksummedSource, FileChecksums, NewerChecksums, is_checksum_buffer
-from .pagetable import PageTable, page_table
+from .pagetable import ColumnTables, PageTable, column_tables, page_table
 from .version import VersionInfo, version_from_footer
 
 __all__ = [
@@ -457,6 +457,42 @@ class FileLayout:
                 lo = a
             hi = max(hi, b)
         self._regions.append((lo, self.source.read(lo, hi - lo)))
+
+    def column_tables(self, indices: list[int]) -> tuple[ColumnTables, list[int]] | None:
+        """The page tables of columns ``indices`` (:func:`.pagetable.column_tables`), walked in
+        one compiled pass over their metadata where it is in memory (see
+        :meth:`prefetch_columns`) and checked against the metadata checksums: ``(tables,
+        positions)``, ``positions[k]`` being column ``indices[k]``'s place in the tables or -1
+        (outside the metadata region, not in memory: :meth:`column` reads it). None when none is."""
+        meta_lo, meta_hi = self._metadata_bounds
+        idx = np.asarray(indices, np.int64)
+        valid = (idx >= 0) & (idx < self.num_columns)
+        cmo = self._cmo.reshape(-1, 2)[np.where(valid, idx, 0)].astype(np.int64)
+        pos, size = cmo[:, 0], cmo[:, 1]
+        valid &= (meta_lo <= pos) & (size >= 0) & (size <= meta_hi - pos)
+        # the regions holding them (the tail, a prefetch: few), side by side in one array
+        where = np.full(len(idx), -1, np.int64)
+        base = np.zeros(len(idx), np.int64)
+        parts, at = [], 0
+        for start, view in self._regions:
+            inside = valid & (where < 0) & (pos >= start) & (pos - start <= len(view) - size)
+            if inside.any():
+                where[inside] = 1
+                base[inside] = at - start
+                parts.append(np.frombuffer(view, np.uint8))
+                at += len(view)
+        picked = np.flatnonzero(where >= 0)
+        if not len(picked):
+            return None
+        raw = np.concatenate(parts)
+        starts, sizes = pos[picked] + base[picked], size[picked]
+        if self.checksums is not None:
+            for c, a, n in zip(idx[picked].tolist(), starts.tolist(), sizes.tolist()):
+                self.checksums.check_column_metadata(c, raw[a : a + n])
+        tables = column_tables(raw, starts, starts + sizes, self.file_size)
+        positions = np.full(len(idx), -1, np.int64)
+        positions[picked] = np.arange(len(picked))
+        return tables, positions.tolist()
 
     def read_buffer(self, ref: BufferRef) -> memoryview:
         got = self.region_bytes(ref)

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._jit import _Kernel, _helper
 
-__all__ = ["PageTable", "page_table", "MAX_SIMPLE_BUFFERS"]
+__all__ = ["PageTable", "page_table", "ColumnTables", "column_tables", "MAX_SIMPLE_BUFFERS"]
 
 # more buffers than this in a page: the protobuf path (which checks them with numpy)
 MAX_SIMPLE_BUFFERS = 64
@@ -113,30 +113,50 @@ def _direct_span(raw, pos, end):
     return lo, hi
 
 
-@_Kernel
-def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simple, offs, sizes):
-    # Walks ColumnMetadata (field 2: repeated Page) and fills the per-page arrays; returns the
-    # number of pages seen, or -1 when the message cannot be walked (or has more pages than
-    # the arrays). Buffers of page p: offs/sizes[first[p] : first[p] + nbuf[p]].
-    end = raw.shape[0]
-    pos = 0
-    p = 0
+@_helper
+def _walk_column(raw, pos, end, limit, p, n_off, lengths, prios, first, nbuf, enc_lo, enc_hi, simple, offs, sizes):
+    # Walks one ColumnMetadata message at raw[pos:end], filling page slots from ``p`` and
+    # buffer slots from ``n_off``. Returns (pages seen, next buffer slot, the column's own
+    # encoding span (lo, hi): (-1, -1) when it has none, (-2, -2) when it is not one plain
+    # direct encoding, and how many column buffer offsets and sizes it lists), pages seen
+    # being -1 when the message cannot be walked (or has more pages than the arrays).
+    # Buffers of page q: offs/sizes[first[q] : first[q] + nbuf[q]].
     n_pages = lengths.shape[0]
     cap = offs.shape[0]
-    n_off = 0
+    p0 = p
+    col_lo = -1
+    col_hi = -1
+    col_bufs = 0
     while pos < end:
         tag, pos = _varint(raw, pos, end)
         if pos < 0:
-            return -1
+            return -1, n_off, col_lo, col_hi, col_bufs
         wire = np.int64(tag & np.uint64(7))
-        if tag >> np.uint64(3) != 2 or wire != 2:
+        field = tag >> np.uint64(3)
+        if field == 1 and wire == 2:  # the column's Encoding
+            n, pos = _varint(raw, pos, end)
+            if pos < 0 or n > np.uint64(end - pos):
+                return -1, n_off, col_lo, col_hi, col_bufs
+            e_end = pos + np.int64(n)
+            lo, hi = _direct_span(raw, pos, e_end)
+            if col_lo != -1 or lo < 0:
+                col_lo = -2
+                col_hi = -2
+            else:
+                col_lo = lo
+                col_hi = hi
+            pos = e_end
+            continue
+        if field == 3 or field == 4:  # the column's buffer offsets and sizes
+            col_bufs += 1
+        if field != 2 or wire != 2:
             pos = _skip(raw, pos, end, wire)
             if pos < 0:
-                return -1
+                return -1, n_off, col_lo, col_hi, col_bufs
             continue
         n, pos = _varint(raw, pos, end)
         if pos < 0 or n > np.uint64(end - pos) or p >= n_pages:
-            return -1
+            return -1, n_off, col_lo, col_hi, col_bufs
         p_end = pos + np.int64(n)
         first[p] = n_off
         n_size = n_off
@@ -149,7 +169,7 @@ def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simpl
         while pos < p_end:
             tag, pos = _varint(raw, pos, p_end)
             if pos < 0:
-                return -1
+                return -1, n_off, col_lo, col_hi, col_bufs
             field = tag >> np.uint64(3)
             wire = np.int64(tag & np.uint64(7))
             if (field == 1 or field == 2) and (wire == 0 or wire == 2):
@@ -157,22 +177,22 @@ def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simpl
                 if wire == 2:
                     m, pos = _varint(raw, pos, p_end)
                     if pos < 0 or m > np.uint64(p_end - pos):
-                        return -1
+                        return -1, n_off, col_lo, col_hi, col_bufs
                     stop = pos + np.int64(m)
                 while True:
                     if wire == 2 and pos >= stop:
                         break
                     v, pos = _varint(raw, pos, stop)
                     if pos < 0:
-                        return -1
+                        return -1, n_off, col_lo, col_hi, col_bufs
                     if field == 1:
                         if n_off >= cap:
-                            return -1
+                            return -1, n_off, col_lo, col_hi, col_bufs
                         offs[n_off] = v
                         n_off += 1
                     else:
                         if n_size >= cap:
-                            return -1
+                            return -1, n_off, col_lo, col_hi, col_bufs
                         sizes[n_size] = v
                         n_size += 1
                     if wire == 0:
@@ -180,17 +200,17 @@ def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simpl
             elif field == 3 and wire == 0:
                 v, pos = _varint(raw, pos, p_end)
                 if pos < 0:
-                    return -1
+                    return -1, n_off, col_lo, col_hi, col_bufs
                 lengths[p] = np.int64(v) if v < np.uint64(_U62) else -1  # -1: the protobuf path's
             elif field == 5 and wire == 0:
                 v, pos = _varint(raw, pos, p_end)
                 if pos < 0:
-                    return -1
+                    return -1, n_off, col_lo, col_hi, col_bufs
                 prios[p] = np.int64(v) if v < np.uint64(_U62) else -1
             elif field == 4 and wire == 2:
                 m, pos = _varint(raw, pos, p_end)
                 if pos < 0 or m > np.uint64(p_end - pos):
-                    return -1
+                    return -1, n_off, col_lo, col_hi, col_bufs
                 e_end = pos + np.int64(m)
                 lo, hi = _direct_span(raw, pos, e_end)
                 encodings += 1
@@ -198,9 +218,9 @@ def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simpl
             else:
                 pos = _skip(raw, pos, p_end, wire)
                 if pos < 0:
-                    return -1
+                    return -1, n_off, col_lo, col_hi, col_bufs
         if pos != p_end:
-            return -1
+            return -1, n_off, col_lo, col_hi, col_bufs
         count = n_off - first[p]
         if (n_size - first[p] != count or count > MAX_SIMPLE_BUFFERS or encodings != 1 or lo < 0
                 or lengths[p] < 0 or prios[p] < 0):
@@ -224,6 +244,37 @@ def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simpl
         enc_hi[p] = hi
         simple[p] = ok
         p += 1
+    return p - p0, n_off, col_lo, col_hi, col_bufs
+
+
+@_Kernel
+def _k_page_table(raw, limit, lengths, prios, first, nbuf, enc_lo, enc_hi, simple, offs, sizes):
+    # The page table of one ColumnMetadata message (all of ``raw``): the number of pages seen,
+    # or -1 when the message cannot be walked (or has more pages than the arrays).
+    got = _walk_column(raw, 0, raw.shape[0], limit, 0, 0, lengths, prios, first, nbuf, enc_lo, enc_hi, simple,
+                       offs, sizes)
+    return got[0]
+
+
+@_Kernel
+def _k_column_tables(raw, starts, ends, limit, col_first, col_pages, col_lo, col_hi, col_bufs, lengths, prios, first,
+                     nbuf, enc_lo, enc_hi, simple, offs, sizes):
+    # The page tables of many ColumnMetadata messages (message c: raw[starts[c]:ends[c]]) in
+    # shared arrays: column c's pages are slots col_first[c] : col_first[c] + col_pages[c]
+    # (col_pages[c] = -1: not walked). Returns the page slots used.
+    p = 0
+    n_off = 0
+    for c in range(starts.shape[0]):
+        got, n_next, lo, hi, bufs = _walk_column(raw, starts[c], ends[c], limit, p, n_off, lengths, prios, first,
+                                                 nbuf, enc_lo, enc_hi, simple, offs, sizes)
+        col_first[c] = p
+        col_pages[c] = got
+        col_lo[c] = lo
+        col_hi[c] = hi
+        col_bufs[c] = bufs
+        if got > 0:
+            p += got
+            n_off = n_next
     return p
 
 
@@ -283,3 +334,92 @@ def page_table(raw, n_pages: int, limit: int) -> PageTable | None:
     # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
     positions, sizes = flat[:, :total].view(np.int64)
     return PageTable(raw, lengths, prios, first, nbuf, positions, sizes, simple, lo, hi)
+
+
+@_Kernel
+def _k_span_ids(raw, lo, hi, ids, reps):
+    # ids[i]: the first span equal byte for byte to span i (its index in reps, which lists
+    # each distinct span's first occurrence); returns the number of distinct spans. Spans
+    # with lo < 0 get -1.
+    n_reps = 0
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        if a < 0:
+            ids[i] = -1
+            continue
+        n = hi[i] - a
+        found = -1
+        for r in range(n_reps):
+            j = reps[r]
+            b = lo[j]
+            if hi[j] - b != n:
+                continue
+            same = True
+            for k in range(n):
+                if raw[a + k] != raw[b + k]:
+                    same = False
+                    break
+            if same:
+                found = r
+                break
+        if found < 0:
+            reps[n_reps] = i
+            found = n_reps
+            n_reps += 1
+        ids[i] = found
+    return n_reps
+
+
+class ColumnTables:
+    """The page tables of many columns at once (:func:`column_tables`), in shared arrays.
+
+    Column ``c`` (in the order asked for) has ``pages[c]`` pages (-1: its message was not
+    walked here), in slots ``first_page[c]`` on; ``column_encoding_ids[c]`` names its own
+    encoding (-1: none; -2: not one plain direct encoding; equal ids: equal bytes, which
+    ``column_encoding(id)`` gives) and ``has_buffers[c]`` says it lists buffers of its own.
+    Per page slot ``q``: ``lengths``, ``simple``, ``first``/``nbuf`` (its buffers in
+    ``positions``/``sizes``) and ``encoding_ids`` (likewise, ``encoding_bytes(id)``).
+    """
+
+    __slots__ = ("raw", "first_page", "pages", "has_buffers", "column_encoding_ids", "lengths", "first", "nbuf",
+                 "positions", "sizes", "simple", "encoding_ids", "_col_lo", "_col_hi", "_col_reps", "_enc_lo",
+                 "_enc_hi", "_reps")
+
+    def column_encoding(self, i: int) -> bytes:
+        """The bytes of distinct column encoding ``i`` (see ``column_encoding_ids``)."""
+        c = int(self._col_reps[i])
+        return bytes(self.raw[self._col_lo[c] : self._col_hi[c]])
+
+    def encoding_bytes(self, i: int) -> bytes:
+        """The bytes of distinct page encoding ``i`` (see ``encoding_ids``)."""
+        q = int(self._reps[i])
+        return bytes(self.raw[self._enc_lo[q] : self._enc_hi[q]])
+
+
+def column_tables(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, limit: int) -> ColumnTables:
+    """The page tables of the ``ColumnMetadata`` messages ``raw[starts[c]:ends[c]]`` (uint8
+    array; int64 bounds inside it), walked by one compiled pass; buffers are checked against
+    ``limit`` (the file's size). What the pass cannot walk is marked for the protobuf path."""
+    k = len(starts)
+    t = ColumnTables()
+    t.raw = raw
+    cols = np.empty((5, k), np.int64)
+    t.first_page, t.pages, t._col_lo, t._col_hi, bufs = cols
+    cap = max(1, int((ends - starts).sum()) // 2 + 1)  # a page takes two bytes or more, a buffer as many
+    per_page = np.empty((6, cap), np.int64)
+    t.lengths, prios, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page
+    t.simple = np.empty(cap, np.bool_)
+    flat = np.empty((2, cap), np.uint64)
+    used = _k_column_tables(raw, starts, ends, np.int64(limit), t.first_page, t.pages, t._col_lo, t._col_hi, bufs,
+                            t.lengths, prios, t.first, t.nbuf, t._enc_lo, t._enc_hi, t.simple, flat[0], flat[1])
+    t.has_buffers = bufs > 0
+    # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
+    t.positions, t.sizes = flat.view(np.int64)
+    t.column_encoding_ids = np.empty(k, np.int64)
+    t._col_reps = np.empty(max(k, 1), np.int64)
+    _k_span_ids(raw, t._col_lo, t._col_hi, t.column_encoding_ids, t._col_reps)
+    t.column_encoding_ids[t._col_lo == -2] = -2
+    t.encoding_ids = np.empty(used, np.int64)
+    t._reps = np.empty(max(used, 1), np.int64)
+    _k_span_ids(raw, t._enc_lo[:used], t._enc_hi[:used], t.encoding_ids, t._reps)
+    return t

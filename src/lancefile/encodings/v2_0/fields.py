@@ -24,7 +24,8 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer
-from ..arrowutil import array_from_fixed, concat_arrays, range_indices, safe_array, validate_values
+from ..arrowutil import (array_from_fixed, concat_arrays, fixed_width_bits, range_indices, safe_array,
+                         validate_values)
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
@@ -86,8 +87,23 @@ class LeafReader(FieldReader):
     # gathered from its dictionary, are checked once as the dictionary (decode_dictionary)
     # instead of every string of every row again. Other fields are checked whole.
     checks_leaves: bool = False
+    # A fixed-width field's reader is made without parsing its column's metadata (a wide
+    # table's thousand columns: see encodings.v2_0.plain): the column's own encoding is
+    # checked when it is first read (check_column), and is then None.
+    field: LanceField | None = None
+
+    def check_column(self) -> None:
+        """Refuse a column whose own encoding is not ``values`` (see :attr:`field`)."""
+        f = self.field
+        if f is not None:
+            if _check_column_encoding(self.column.layout, self.column.index, f) == "blob":
+                raise CorruptFileError(f"{self.column.layout.path}: column {self.column.index} (field {f.name!r}) "
+                                       f"has a blob column encoding, which a field of type {self.dtype} cannot have")
+            self.field = None
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
+        if self.field is not None:
+            self.check_column()
         col = self.column
         pieces = list(col.split(sel, cache))
         if len(pieces) > 1 and sel.is_range:
@@ -355,6 +371,19 @@ def _tree(reader: FieldReader) -> list | None:
     return None
 
 
+_FIXED_WIDTH: dict = {}  # Arrow type -> whether its values are one fixed-width buffer
+
+
+def _fixed_width(t: pa.DataType) -> bool:
+    got = _FIXED_WIDTH.get(t)
+    if got is None:
+        bits = fixed_width_bits(t)
+        got = bool(bits) and not (pa.types.is_nested(t) or pa.types.is_dictionary(t))
+        if len(_FIXED_WIDTH) < 4096:
+            _FIXED_WIDTH[t] = got
+    return got
+
+
 def _build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], keep: dict | None) -> FieldReader:
     col = columns[f.id]
     t = f.arrow_type
@@ -365,6 +394,8 @@ def _build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], ke
         readers = [_build_reader(layout, c, columns, None if keep is None else keep[c.id]) for c in kids]
         dtype = t if keep is None else pa.struct([_child_field(c, r.dtype) for c, r in zip(kids, readers)])
         return StructReader(readers, dtype)
+    if not f.children and _fixed_width(t):  # (a wide table's columns: nothing parsed until read)
+        return LeafReader(ColumnPages(layout, col, ARRAY_ENCODING_URL, pb.ArrayEncoding, lazy=True), t, field=f)
     pages = ColumnPages(layout, col, ARRAY_ENCODING_URL, pb.ArrayEncoding)
     if _is_list(t):
         item = f.children[0]

@@ -30,13 +30,14 @@ Example::
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 
 import numpy as np
 import pyarrow as pa
 
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import LanceError
-from ...format.container import ARRAY_ENCODING_URL
+from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, MAX_ROWS
 from ...io import read_spans
 from ..arrowutil import array_from_fixed, fixed_width_bits
 from ..selection import Selection
@@ -56,7 +57,8 @@ def _flat_fixed(dtype: pa.DataType) -> bool:
 class _Group:
     """Leaf readers whose columns have the same pages (row bounds): ``members[k]`` is
     ``(reader index, dtype)``; :meth:`page` gives page ``p``'s positions, sizes and row
-    widths as arrays (position -1: that column's page is not plain)."""
+    widths as arrays (position -1: that column's page is not plain), made when first asked
+    for and forgotten once a forward scan has passed it."""
 
     __slots__ = ("bounds", "members", "readers", "_pages")
 
@@ -66,21 +68,54 @@ class _Group:
         self.readers: list[LeafReader] = []
         self._pages: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def page(self, p: int, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def page(self, p: int, owner: "PlainColumns") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         got = self._pages.get(p)
         if got is None:
-            k = len(self.readers)
-            pos, size, width = np.full(k, -1, np.int64), np.zeros(k, np.int64), np.ones(k, np.int64)
-            for j, r in enumerate(self.readers):
-                got = plan(r, p)
-                if got is not None:
-                    pos[j], size[j], width[j] = got
+            got = self._plan_page(p, owner)
             pages = self._pages
             if pages and min(pages) < p:  # a forward scan has passed them
                 for q in [q for q in list(pages) if q < p]:
                     pages.pop(q, None)
-            got = pages[p] = (pos, size, width)
+            pages[p] = got
         return got
+
+    def _plan_page(self, p: int, owner: "PlainColumns") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Page ``p`` of each member, planned from its reader's page (a column at a time)."""
+        k = len(self.readers)
+        pos, size, width = np.full(k, -1, np.int64), np.zeros(k, np.int64), np.ones(k, np.int64)
+        for j, r in enumerate(self.readers):
+            got = owner.plan_page(r, p)
+            if got is not None:
+                pos[j], size[j], width[j] = got
+        return pos, size, width
+
+
+class _TableGroup(_Group):
+    """A :class:`_Group` whose members' pages are planned from the columns' page tables
+    (:meth:`~lancefile.format.container.FileLayout.column_tables`), every member at once:
+    ``slots[k]`` is member k's first page slot, ``kinds[k]`` its row layout's index in the
+    owner's kinds."""
+
+    __slots__ = ("tables", "slots", "kinds")
+
+    def __init__(self, bounds: list[int], tables) -> None:
+        super().__init__(bounds)
+        self.tables = tables
+        self.slots: list[int] = []
+        self.kinds: list[int] = []
+
+    def _plan_page(self, p: int, owner: "PlainColumns") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        t = self.tables
+        slots = np.asarray(self.slots, np.int64) + p
+        kinds = np.asarray(self.kinds, np.int64)
+        n_kinds = len(owner.kinds)
+        keys, inverse = np.unique(t.encoding_ids[slots] * n_kinds + kinds, return_inverse=True)
+        plans = [owner.plan_bytes(t, int(key) // n_kinds, int(key) % n_kinds) for key in keys.tolist()]
+        index = np.array([bi for bi, _ in plans], np.int64)[inverse]
+        width = np.array([w for _, w in plans], np.int64)[inverse]
+        ok = t.simple[slots] & (index >= 0) & (index < t.nbuf[slots])
+        at = t.first[slots] + np.where(ok, index, 0)
+        return np.where(ok, t.positions[at], -1), np.where(ok, t.sizes[at], 0), width
 
 
 class PlainColumns:
@@ -94,28 +129,125 @@ class PlainColumns:
         self._readers = readers
         self._groups: list[_Group] | None = None
         self._plans: dict = {}  # (encoding bytes, dtype) -> (page buffer index, bytes a row) or None
+        self.kinds: list[pa.DataType] = []  # the row layouts of the table groups' members
+        self._column_ok: dict = {}  # a column's own encoding bytes -> whether its pages hold values
 
     def _build(self) -> list[_Group]:
-        groups: dict = {}
+        members, dtypes = [], []
+        bits_of: dict = {}
         for i, r in enumerate(self._readers):
-            if type(r) is not LeafReader:
-                continue
-            bits = fixed_width_bits(r.dtype)
-            if not bits or bits % 8:
-                continue
+            if type(r) is LeafReader:
+                bits = bits_of.get(r.dtype, False)
+                if bits is False:
+                    bits = bits_of[r.dtype] = fixed_width_bits(r.dtype)
+                if bits and not bits % 8:
+                    members.append((i, r))
+                    dtypes.append(r.dtype)
+        groups: dict = {}
+        left = self._build_from_tables(members, dtypes, groups)
+        for i, r in left:
             try:
+                r.check_column()
                 lengths = r.column.info.lengths
             except LanceError:
                 continue  # its own reader says what is wrong
-            g = groups.get(lengths)
+            g = groups.get(("reader", lengths))
             if g is None:
-                g = groups[lengths] = _Group(r.column.bounds)
+                g = groups[("reader", lengths)] = _Group(r.column.bounds)
             g.members.append((i, r.dtype))
             g.readers.append(r)
         self._groups = list(groups.values())
         return self._groups
 
-    def _plan(self, r: LeafReader, p: int) -> tuple[int, int, int] | None:
+    def _build_from_tables(self, members: list, dtypes: list, groups: dict) -> list:
+        """Put the members whose columns' page tables come from one compiled pass in table
+        groups; return the others (for the protobuf path, which also says what is wrong)."""
+        if len(members) < 2:
+            return members
+        layout = members[0][1].column.layout
+        got = layout.column_tables([r.column.index for _, r in members])
+        if got is None:
+            return members
+        t, positions = got
+        c = np.asarray(positions, np.int64)
+        ok = c >= 0
+        c[~ok] = 0
+        n = t.pages[c]
+        ok &= (n >= 1) & ~t.has_buffers[c]
+        col_ids = t.column_encoding_ids[c]
+        holds = np.array([self._holds_values(layout, t, i, members[0][1]) for i in range(int(col_ids.max()) + 1)]
+                         + [True, False], np.bool_)  # (then -2: not plain, False; -1: none, True)
+        ok &= holds[col_ids]
+        first = t.first_page[c]
+        one = ok & (n == 1)
+        one_len = np.where(one, t.lengths[first], -1)
+        one &= one_len >= 0
+        kinds = self._kinds(dtypes)
+        reader_ix = np.array([i for i, _ in members], np.int64)
+        for length in np.unique(one_len[one]).tolist():  # columns of one page: grouped at once
+            pick = np.flatnonzero(one & (one_len == length))
+            g = groups[(length,)] = _TableGroup([0, length], t)
+            g.members = [(i, dtypes[k]) for i, k in zip(reader_ix[pick].tolist(), pick.tolist())]
+            g.slots, g.kinds = first[pick].tolist(), kinds[pick].tolist()
+        lengths = t.lengths.tolist()
+        left = []
+        for k in np.flatnonzero(~one).tolist():  # columns of several pages: a key of their pages' rows each
+            key = tuple(lengths[first[k] : first[k] + n[k]]) if ok[k] else ()
+            if not key or min(key) < 0 or sum(key) > MAX_ROWS:
+                left.append(members[k])
+                continue
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = _TableGroup(list(accumulate(key, initial=0)), t)
+            g.members.append((members[k][0], dtypes[k]))
+            g.slots.append(int(first[k]))
+            g.kinds.append(int(kinds[k]))
+        return left
+
+    def _kinds(self, dtypes: list) -> np.ndarray:
+        """Each dtype's index in :attr:`kinds` (added there when new)."""
+        index = {d: k for k, d in enumerate(self.kinds)}
+        out = np.empty(len(dtypes), np.int64)
+        for j, d in enumerate(dtypes):
+            k = index.get(d)
+            if k is None:
+                k = index[d] = len(self.kinds)
+                self.kinds.append(d)
+            out[j] = k
+        return out
+
+    def _holds_values(self, layout, t, i: int, r: LeafReader) -> bool:
+        """Whether column encoding ``i`` of tables ``t`` is ``values`` (its pages hold the
+        column's values), as a 2.0 leaf's must be."""
+        enc = t.column_encoding(i)
+        ok = self._column_ok.get(enc)
+        if ok is None:
+            try:
+                msg = layout.message(enc, COLUMN_ENCODING_URL, pb.ColumnEncoding, r.column.where(0))
+                ok = msg.WhichOneof("column_encoding") in (None, "values")
+            except LanceError:
+                ok = False
+            self._column_ok[enc] = ok
+        return ok
+
+    def plan_bytes(self, t, encoding_id: int, kind: int) -> tuple[int, int]:
+        """(page buffer index, bytes a row) of page encoding ``encoding_id`` of tables ``t`` for
+        rows of ``self.kinds[kind]``; (-1, 1) when such pages are not plain rows of that type."""
+        if encoding_id < 0:
+            return -1, 1
+        dtype = self.kinds[kind]
+        enc = t.encoding_bytes(encoding_id)
+        key = (enc, dtype)
+        plan = self._plans.get(key, False)
+        if plan is False:
+            try:
+                plan = self._make_plan(self._readers[0].column.layout, enc, dtype, "")
+            except LanceError:
+                plan = None  # (read by its own reader, which says what is wrong)
+            self._plans[key] = plan
+        return (-1, 1) if plan is None else plan
+
+    def plan_page(self, r: LeafReader, p: int) -> tuple[int, int, int] | None:
         """(position, size, bytes a row) of page ``p``'s values buffer for reader ``r``, or
         None when the page is not plain fixed-width rows of its type."""
         col = r.column
@@ -124,7 +256,7 @@ class PlainColumns:
             key = (page.encoding, r.dtype)
             plan = self._plans.get(key, False)
             if plan is False:
-                plan = self._plans[key] = self._make_plan(col, p, page.encoding, r.dtype)
+                plan = self._plans[key] = self._make_plan(col.layout, page.encoding, r.dtype, col.where(p))
         except LanceError:
             return None  # (read by its own reader, which says what is wrong)
         if plan is None or plan[0] >= len(page.buffers):
@@ -133,8 +265,8 @@ class PlainColumns:
         return ref.position, ref.size, plan[1]
 
     @staticmethod
-    def _make_plan(col, p: int, encoding: bytes, dtype: pa.DataType) -> tuple[int, int] | None:
-        got = plain_rows(col.layout.message(encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, col.where(p)), dtype)
+    def _make_plan(layout, encoding: bytes, dtype: pa.DataType, where: str) -> tuple[int, int] | None:
+        got = plain_rows(layout.message(encoding, ARRAY_ENCODING_URL, pb.ArrayEncoding, where), dtype)
         if got is None:
             return None
         flat, w = got
@@ -159,7 +291,7 @@ class PlainColumns:
             if bisect_right(bounds, sel.stop - 1) - 1 != p:
                 continue  # over two pages or more: LeafReader.read reads them in one go
             lo, hi = sel.start - bounds[p], sel.stop - bounds[p]
-            pos, size, width = g.page(p, self._plan)
+            pos, size, width = g.page(p, self)
             ok = np.flatnonzero((pos >= 0) & (size // width >= hi))  # (no product to overflow)
             if not len(ok):
                 continue
