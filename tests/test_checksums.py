@@ -659,3 +659,31 @@ def test_a_take_of_a_local_file_reads_and_checks_its_chunks_in_one_compiled_call
     with pytest.raises(lancefile.ChecksumError, match=r"column 1 page 0\b"):
         lancefile.LanceFileReader(path).take_rows(np.arange(0, page.length, 97)).to_table()
     assert calls
+
+
+def test_many_mid_size_ranges_are_checked_together_and_long_ones_range_by_range(monkeypatch):
+    """A scan chunk of many columns asks for many ranges of 64 KiB-1 MiB: they are read and
+    checked in one batch (each block hashed once), not one read_into a range; a few ranges
+    averaging 1 MiB or more still go range by range. Either way a damaged block is found."""
+    from lancefile.format import checksums as cks
+    from lancefile.io import read_spans
+
+    data, ck = _checked_memory(200 * BLOCK_BYTES, 200 * BLOCK_BYTES)
+    calls = []
+    real = ChecksummedSource.read_into
+    monkeypatch.setattr(ChecksummedSource, "read_into", lambda self, o, out: calls.append(o) or real(self, o, out))
+    batched = []
+    real_checked = cks.read_checked
+    monkeypatch.setattr(cks, "read_checked", lambda *a: batched.append(1) or real_checked(*a))
+    mid = (np.arange(40, dtype=np.int64) * 5 * BLOCK_BYTES + 77, np.full(40, 5 * BLOCK_BYTES - 100, np.int64))
+    long = (np.array([3, 90 * BLOCK_BYTES + 5], np.int64), np.array([80 * BLOCK_BYTES, 100 * BLOCK_BYTES], np.int64))
+    for (s, n), batch in [(mid, True), (long, False)]:
+        calls.clear()
+        batched.clear()
+        got, at = read_spans(ChecksummedSource(InMemorySource(data), ck), s, n)
+        assert all(bytes(got[a : a + k]) == data[b : b + k] for a, b, k in zip(at.tolist(), s.tolist(), n.tolist()))
+        assert (batched, calls) == (([1], []) if batch else ([], s.tolist()))
+        bad = bytearray(data)
+        bad[int(s[-1]) + 1000] ^= 4
+        with pytest.raises(lancefile.ChecksumError):
+            read_spans(ChecksummedSource(InMemorySource(bytes(bad)), ck), s, n)
