@@ -301,6 +301,8 @@ def test_2_0_a_page_too_short_for_its_rows_is_left_to_its_own_reader(monkeypatch
                         else (real(enc, dtype)[0], 64 * real(enc, dtype)[1]))
     # rows far enough into a page of every column (pages of 8,192 to 30,000 rows)
     assert lancefile.LanceFileReader(p).read_range(20_000, 600).to_table().equals(t.slice(20_000, 600))
+    rows = [20_000, 20_300, 29_999]  # the same for a take
+    assert lancefile.LanceFileReader(p).take_rows(rows).to_table().equals(t.take(rows))
 
 
 def test_lone_page_finds_the_page_of_every_row_or_none(tmp_path):
@@ -454,7 +456,7 @@ def test_2_0_encodings_shared_by_columns_are_parsed_once_a_file(tmp_path, monkey
 def test_2_0_wide_reads_parse_no_column_metadata_message_by_message(tmp_path, monkeypatch):
     """A fresh reader's range of a wide 2.0 file: the columns' metadata is walked in one
     compiled pass (FileLayout.column_tables), not parsed column by column, and the field
-    readers are made without it; a take still parses what it reads."""
+    readers are made without it; so is a take's; a take read column by column parses them."""
     from lancefile.format.container import FileLayout
 
     t = pa.table({f"c{i}": np.arange(2000, dtype=np.float64) * (i + 1) for i in range(40)})
@@ -465,7 +467,11 @@ def test_2_0_wide_reads_parse_no_column_metadata_message_by_message(tmp_path, mo
     monkeypatch.setattr(FileLayout, "_parse_column", lambda self, i: parsed.append(i) or real(self, i))
     assert lancefile.LanceFileReader(p).read_range(100, 1500).to_table().equals(t.slice(100, 1500))
     assert lancefile.LanceFileReader(p).read_all().to_table().equals(t)
+    assert lancefile.LanceFileReader(p).take_rows([3, 1999]).to_table().equals(t.take([3, 1999]))
     assert parsed == []
+    import lancefile.encodings.v2_0.plain as plain
+
+    monkeypatch.setattr(plain, "TAKE_MAX_ROWS", 1)  # a take read column by column parses what it reads
     assert lancefile.LanceFileReader(p).take_rows([3, 1999]).to_table().equals(t.take([3, 1999]))
     assert sorted(parsed) == list(range(40))
 
@@ -502,3 +508,53 @@ def test_2_0_a_fixed_width_column_not_encoded_as_values_is_refused_when_read(tmp
         # the other columns read
         ok = lancefile.LanceFileReader(bad, columns=["c0", "c5"]).read_range(10, 100).to_table()
         assert ok.equals(t.select(["c0", "c5"]).slice(10, 100))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_2_0_takes_read_together_equal_the_table(wide_file_2_0, data):
+    """2.0 takes: every row of the plain fixed-width columns is fetched together (over all
+    their pages), the other columns one by one; any order, repeats, all equal the table."""
+    p, t = wide_file_2_0
+    idx = data.draw(st.lists(st.integers(0, t.num_rows - 1), min_size=1, max_size=300))
+    assert lancefile.LanceFileReader(p).take_rows(idx).to_table().equals(t.take(idx))
+
+
+@pytest.mark.parametrize("writer", ["lancefile", "pylance"])
+def test_2_0_plain_takes_fetch_in_batches_and_leave_other_pages_alone(tmp_path, monkeypatch, writer):
+    """A take's plain columns are fetched in batches of about TAKE_READ_BYTES (here a few
+    columns' worth) with one read_spans each; every fixed-width kind comes out right, and
+    the columns that are not plain are read by their own readers."""
+    import lancefile.encodings.v2_0.plain as plain
+    from lancefile.encodings.selection import Selection
+
+    t = _plain_types_table(20_000)
+    p = tmp_path / "k.lance"
+    write_by(writer, t, p, "2.0", max_page_bytes=32 * 1024)
+    calls = []
+    real = plain.read_spans
+    monkeypatch.setattr(plain, "read_spans", lambda src, s, n: calls.append(len(s)) or real(src, s, n))
+    monkeypatch.setattr(plain, "TAKE_READ_BYTES", 40_000)
+    idx = np.unique(np.random.default_rng(3).integers(0, 20_000, 200))
+    reader = lancefile.LanceFileReader(p)
+    assert reader.take_rows(idx).to_table().equals(t.take(idx))
+    got = plain.PlainColumns(reader._field_readers).read(Selection.of_indices(idx), {})
+    names = t.schema.names
+    assert sorted(names[i] for i in got) == sorted(["f", "i8", "u16", "ts", "vec", "fsb", "dec"])
+    assert 2 < len(calls) // 2 <= 7 and set(calls) <= {len(idx) * k for k in range(1, 8)}
+    monkeypatch.setattr(plain, "TAKE_MAX_ROWS", 100)  # a larger take: column by column
+    assert plain.PlainColumns(reader._field_readers).read(Selection.of_indices(idx), {}) == {}
+    assert reader.take_rows(idx).to_table().equals(t.take(idx))
+
+
+@pytest.mark.parametrize("writer", ["lancefile", "pylance"])
+def test_2_0_plain_columns_after_a_struct_field(tmp_path, writer):
+    """The first field a struct (no column of its own to plan from): the plain columns after
+    it are still read together, by ranges and by takes (found by test_properties)."""
+    t = pa.table({"s": pa.array([{"a": i} for i in range(3000)]), "x": np.arange(3000.0),
+                  "y": np.arange(3000, dtype=np.int16)})
+    p = tmp_path / "s.lance"
+    write_by(writer, t, p, "2.0")
+    reader = lancefile.LanceFileReader(p)
+    assert reader.read_range(5, 2000).to_table().equals(t.slice(5, 2000))
+    assert reader.take_rows([0, 7, 2999]).to_table().equals(t.take([0, 7, 2999]))

@@ -44,9 +44,13 @@ from ..selection import Selection
 from .fields import LeafReader
 from .flat import plain_rows
 
-__all__ = ["PlainColumns"]
+__all__ = ["PlainColumns", "TAKE_MAX_ROWS", "TAKE_READ_BYTES"]
 
 _PAGE_BUFFER = 0  # Buffer.buffer_type of a page's own buffer
+# takes of up to this many rows are read together (a row a column: a position each)
+TAKE_MAX_ROWS = 4096
+# a take's plain columns are fetched in batches holding about this many bytes
+TAKE_READ_BYTES = 32 << 20
 
 
 def _flat_fixed(dtype: pa.DataType) -> bool:
@@ -78,6 +82,31 @@ class _Group:
                     pages.pop(q, None)
             pages[p] = got
         return got
+
+    def take_spans(self, idx: np.ndarray, owner: "PlainColumns"):
+        """For sorted unique rows ``idx``: ``(members, starts, widths, spread)``, the members
+        whose pages holding those rows are all plain, the file position of each one's rows
+        (a row per column), their row widths and the bytes between each one's first and last
+        row (what a fetch may read); None when no member qualifies or a row is past the pages."""
+        bounds = np.asarray(self.bounds, np.int64)
+        if idx[-1] >= bounds[-1]:
+            return None  # past the columns' rows: their readers say so
+        page_of = np.searchsorted(bounds, idx, side="right") - 1
+        local = idx - bounds[page_of]
+        touched, first = np.unique(page_of, return_index=True)
+        last = np.append(first[1:], len(idx)) - 1
+        plans = [self.page(p, owner) for p in touched.tolist()]
+        pos, size, width = (np.stack([q[j] for q in plans]) for j in range(3))
+        w = width[0]
+        # (sizes compared by division: no product to overflow)
+        ok = ((pos >= 0) & (size // width > local[last][:, None]) & (width == w)).all(axis=0)
+        ks = np.flatnonzero(ok)
+        if not len(ks):
+            return None
+        row_page = np.repeat(np.arange(len(touched)), last - first + 1)
+        starts = pos[row_page][:, ks].T + local[None, :] * w[ks][:, None]
+        spread = int((local[last] - local[first] + 1).sum()) * w[ks]
+        return ks, starts, w[ks], spread
 
     def _plan_page(self, p: int, owner: "PlainColumns") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Page ``p`` of each member, planned from its reader's page (a column at a time)."""
@@ -131,6 +160,7 @@ class PlainColumns:
         self._plans: dict = {}  # (encoding bytes, dtype) -> (page buffer index, bytes a row) or None
         self.kinds: list[pa.DataType] = []  # the row layouts of the table groups' members
         self._column_ok: dict = {}  # a column's own encoding bytes -> whether its pages hold values
+        self._layout = None  # the file's (set with the table groups)
 
     def _build(self) -> list[_Group]:
         members, dtypes = [], []
@@ -164,7 +194,7 @@ class PlainColumns:
         groups; return the others (for the protobuf path, which also says what is wrong)."""
         if len(members) < 2:
             return members
-        layout = members[0][1].column.layout
+        layout = self._layout = members[0][1].column.layout
         got = layout.column_tables([r.column.index for _, r in members])
         if got is None:
             return members
@@ -241,7 +271,7 @@ class PlainColumns:
         plan = self._plans.get(key, False)
         if plan is False:
             try:
-                plan = self._make_plan(self._readers[0].column.layout, enc, dtype, "")
+                plan = self._make_plan(self._layout, enc, dtype, "")
             except LanceError:
                 plan = None  # (read by its own reader, which says what is wrong)
             self._plans[key] = plan
@@ -275,13 +305,15 @@ class PlainColumns:
         return int(flat.buffer.buffer_index), w
 
     def read(self, sel: Selection, cache: dict) -> dict:
-        """``{i: readers[i].read(sel, cache)}`` for the fields of range ``sel`` whose rows lie
-        in one plain page each (at least two of them; else ``{}``). The arrays are valid and
-        hold no nulls (nothing for the file reader's checks to find)."""
-        out: dict = {}
-        if len(self._readers) < 2 or not sel.is_range or not sel.count:
-            return out
+        """``{i: readers[i].read(sel, cache)}`` for the fields whose rows of ``sel`` lie in
+        plain pages (a range: in one page each; a take of up to :data:`TAKE_MAX_ROWS` rows: in
+        any of their pages); at least two of them, else ``{}``. The arrays are valid and hold
+        no nulls (nothing for the file reader's checks to find)."""
+        if len(self._readers) < 2 or not sel.count:
+            return {}
         groups = self._groups if self._groups is not None else self._build()
+        if not sel.is_range:
+            return self._take(groups, sel.indices) if sel.count <= TAKE_MAX_ROWS else {}
         picked, starts, lengths = [], [], []
         for g in groups:
             bounds = g.bounds
@@ -298,15 +330,59 @@ class PlainColumns:
             picked.extend(g.members[k] for k in ok.tolist())
             starts.append(pos[ok] + lo * width[ok])
             lengths.append((hi - lo) * width[ok])
+        out: dict = {}
         if len(picked) < 2:
             return out
-        source = self._readers[picked[0][0]].column.layout.source
-        data, at = read_spans(source, np.concatenate(starts), np.concatenate(lengths))
+        lengths = np.concatenate(lengths)
+        data, at = read_spans(self._source(picked), np.concatenate(starts), lengths)
         buf = pa.py_buffer(data)
-        rows = sel.count
-        for (i, dtype), a, n in zip(picked, at.tolist(), np.concatenate(lengths).tolist()):
-            if _flat_fixed(dtype):
-                out[i] = pa.Array.from_buffers(dtype, rows, [None, buf.slice(a, n)])
-            else:
-                out[i] = array_from_fixed(dtype, buf.slice(a, n), rows)
+        for (i, dtype), a, n in zip(picked, at.tolist(), lengths.tolist()):
+            out[i] = _wrap(dtype, buf.slice(a, n), sel.count)
         return out
+
+    def _source(self, picked: list):
+        return self._readers[picked[0][0]].column.layout.source
+
+    def _take(self, groups: list[_Group], idx: np.ndarray) -> dict:
+        """:meth:`read` of sorted unique rows ``idx``: every row of every plain column is a
+        range of its width; they are fetched in batches of about :data:`TAKE_READ_BYTES`
+        (neighbouring rows in one request) and gathered column by column."""
+        picked, starts, widths, spread = [], [], [], []
+        for g in groups:
+            got = g.take_spans(idx, self)
+            if got is not None:
+                ks, s, w, est = got
+                picked.extend(g.members[k] for k in ks.tolist())
+                starts.append(s)
+                widths.append(w)
+                spread.append(est)
+        out: dict = {}
+        if len(picked) < 2:
+            return out
+        starts, widths = np.concatenate(starts), np.concatenate(widths)
+        # batches of columns: what one fetch holds at once (rows close together come with the bytes between)
+        spread = np.concatenate(spread)
+        batch = (np.cumsum(spread) - spread) // TAKE_READ_BYTES
+        cuts = [0, *(np.flatnonzero(np.diff(batch)) + 1).tolist(), len(picked)]
+        rows = len(idx)
+        source = self._source(picked)
+        for a, b in zip(cuts, cuts[1:]):
+            w = widths[a:b]
+            data, at = read_spans(source, starts[a:b].ravel(), np.repeat(w, rows))
+            at = at.reshape(b - a, rows)
+            for width in np.unique(w).tolist():  # a column's rows side by side, for each width at once
+                ks = np.flatnonzero(w == width)
+                values = data[at[ks][:, :, None] + np.arange(width)].reshape(len(ks), rows * width)
+                buf = pa.py_buffer(values)
+                n = rows * width
+                for j, k in enumerate(ks.tolist()):
+                    i, dtype = picked[a + k]
+                    out[i] = _wrap(dtype, buf.slice(j * n, n), rows)
+        return out
+
+
+def _wrap(dtype: pa.DataType, buf: pa.Buffer, rows: int) -> pa.Array:
+    """``rows`` plain values of ``dtype`` in ``buf`` (exactly their bytes), as an array."""
+    if _flat_fixed(dtype):
+        return pa.Array.from_buffers(dtype, rows, [None, buf])
+    return array_from_fixed(dtype, buf, rows)
