@@ -104,3 +104,44 @@ def test_bad_utf8_is_refused_in_a_dictionary_a_plain_page_and_nested_leaves(tmp_
         with pytest.raises(lancefile.CorruptFileError, match="UTF8|UTF-8") as info:
             read(lancefile.LanceFileReader(path))
         assert path in str(info.value) and what in str(info.value), (name, str(info.value))
+
+
+@pytest.mark.parametrize("writer", ["lancefile", "pylance"])
+@pytest.mark.parametrize("kind", ["decimal", "time", "date64"])
+def test_plain_values_arrow_checks_are_checked_in_every_read(tmp_path, writer, kind):
+    """Fixed-width types whose values Arrow's full check looks at (a decimal's precision, a
+    time of day, a date64's whole days) are checked on every path that reads plain pages:
+    a page, a range over pages, columns read together, a take (found by the fuzzer)."""
+    import decimal
+
+    n = 6000
+    good, bad, dtype = {
+        "decimal": (123, 10**30, pa.decimal128(12, 2)),
+        "time": (4321, 90_000, pa.time32("s")),
+        "date64": (86_400_000 * 3, 86_400_000 * 3 + 5, pa.date64()),
+    }[kind]
+    width = dtype.bit_width // 8
+    values = {"decimal": lambda: [decimal.Decimal(good) / 100] * n, "time": lambda: pa.array([good] * n, pa.int32()),
+              "date64": lambda: pa.array([good] * n, pa.int64())}[kind]()
+    col = pa.array(values, dtype) if kind == "decimal" else values.cast(dtype)
+    t = pa.table({"a": np.arange(n, dtype=np.float64), "v": col, "b": np.arange(n, dtype=np.int32)})
+    p = tmp_path / "v.lance"
+    if writer == "lancefile":
+        lancefile.write_table(t, p, version="2.0", checksums=False, max_page_bytes=16 * 1024)
+    else:
+        _write(p, t, writer)
+    data = bytearray(p.read_bytes())
+    row = 4000  # a row in the column's page (pylance: one page; lancefile: its third or later)
+    reader = lancefile.LanceFileReader(p)
+    page_of = reader._field_readers[1].column
+    p_i = int(np.searchsorted(page_of.starts, row, side="right") - 1)
+    ref = page_of.info.pages[p_i].buffers[0]
+    at = ref.position + (row - int(page_of.starts[p_i])) * width
+    assert int.from_bytes(data[at : at + width], "little", signed=True) == good
+    data[at : at + width] = bad.to_bytes(width, "little", signed=True)
+    p.write_bytes(bytes(data))
+    for read in (lambda r: r.read_all(), lambda r: r.read_range(row - 5, 10), lambda r: r.read_range(10, n - 20),
+                 lambda r: r.take_rows([3, row, n - 1]), lambda r: r.read_all(batch_size=100)):
+        with pytest.raises(lancefile.CorruptFileError, match="not valid Arrow data"):
+            read(lancefile.LanceFileReader(p)).to_table()
+    assert lancefile.LanceFileReader(p).take_rows([3, n - 1]).to_table().equals(t.take([3, n - 1]))

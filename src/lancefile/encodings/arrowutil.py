@@ -12,6 +12,7 @@ from . import kernels
 __all__ = [
     "safe_array",
     "fixed_size_lists",
+    "checks_values",
     "fixed_width_bits",
     "is_fixed_width",
     "min_row_bytes",
@@ -94,6 +95,21 @@ def _ascii_strings(arr: pa.Array) -> bool:
     _, offsets, data = arr.buffers()
     off = np.frombuffer(offsets, np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
     return kernels.ascii_strings(off, np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
+def checks_values(dtype: pa.DataType) -> bool:
+    """Whether Arrow's full validation looks at the values of fixed-width ``dtype`` (or of a
+    fixed-size list's items), not only at its layout: a decimal's precision, a time of day's
+    range, a date64's whole days. Plain fixed-width values of other types need no full check.
+
+    Example::
+
+        >>> checks_values(pa.decimal128(12, 2)), checks_values(pa.list_(pa.time32("s"), 2)), checks_values(pa.int64())
+        (True, True, False)
+    """
+    if pa.types.is_fixed_size_list(dtype):
+        return checks_values(dtype.value_type)
+    return pa.types.is_decimal(dtype) or pa.types.is_time(dtype) or pa.types.is_date64(dtype)
 
 
 def fixed_width_bits(dtype: pa.DataType) -> int | None:

@@ -24,8 +24,8 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer
-from ..arrowutil import (array_from_fixed, concat_arrays, fixed_width_bits, range_indices, safe_array,
-                         validate_values)
+from ..arrowutil import (array_from_fixed, checks_values, concat_arrays, fixed_width_bits, range_indices,
+                         safe_array, validate_values)
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
@@ -108,8 +108,8 @@ class LeafReader(FieldReader):
         pieces = list(col.split(sel, cache))
         if len(pieces) > 1 and sel.is_range:
             arr = self._read_plain(pieces, cache)
-            if arr is not None:  # (plain fixed-width values: nothing for a full check to find)
-                return arr
+            if arr is not None:  # (plain fixed-width values: only some types' values are for a full check)
+                return validate_values(arr, col.where(pieces[0][0])) if checks_values(self.dtype) else arr
         # a take's low-cardinality string pages, read at once (valid: checked dictionaries, bounds-checked indices)
         done = take_dictionary_pages(col, pieces, cache, self.dtype) if not sel.is_range else {}
         parts = [done[i] if i in done else self._decode(p, local, cache) for i, (p, local) in enumerate(pieces)]

@@ -39,7 +39,7 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import LanceError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, MAX_ROWS
 from ...io import read_spans
-from ..arrowutil import array_from_fixed, fixed_width_bits
+from ..arrowutil import array_from_fixed, checks_values, fixed_width_bits
 from ..selection import Selection
 from .fields import LeafReader
 from .flat import plain_rows
@@ -168,8 +168,8 @@ class PlainColumns:
         for i, r in enumerate(self._readers):
             if type(r) is LeafReader:
                 bits = bits_of.get(r.dtype, False)
-                if bits is False:
-                    bits = bits_of[r.dtype] = fixed_width_bits(r.dtype)
+                if bits is False:  # (types whose values Arrow checks are left to their readers, which check them)
+                    bits = bits_of[r.dtype] = None if checks_values(r.dtype) else fixed_width_bits(r.dtype)
                 if bits and not bits % 8:
                     members.append((i, r))
                     dtypes.append(r.dtype)

@@ -20,7 +20,9 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     """Read the byte ranges (sorted by start) of ``buffer``; return their bytes concatenated.
 
     Nearby ranges are merged into one request; the result holds each range's bytes in
-    order, so range i is ``out[cum[i]:cum[i]+lengths[i]]``.
+    order, so range i is ``out[cum[i]:cum[i]+lengths[i]]``. Ranges out of order (forged
+    offsets) are read right too: a range that starts before the one ahead of it starts a
+    request of its own.
     """
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -42,7 +44,7 @@ def read_spans(page, buffer, starts: np.ndarray, lengths: np.ndarray, gap: int =
     run_end = np.maximum.accumulate(ends)
     new = np.empty(len(starts), dtype=bool)
     new[0] = True
-    new[1:] = starts[1:] > run_end[:-1] + gap
+    new[1:] = (starts[1:] > run_end[:-1] + gap) | (starts[1:] < starts[:-1])
     heads = np.flatnonzero(new)
     g_start = starts[heads]
     g_end = np.maximum.reduceat(ends, heads)
@@ -68,7 +70,7 @@ def _read_few(page, buffer, starts: list[int], lengths: list[int], gap: int) -> 
     group: list[int] = []  # the group of each range
     for s, n in zip(starts, lengths):
         e = s + n
-        if g_end and s <= g_end[-1] + gap:
+        if g_end and g_start[-1] <= s <= g_end[-1] + gap:
             if e > g_end[-1]:
                 g_end[-1] = e
         else:
