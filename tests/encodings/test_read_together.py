@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lancefile
@@ -250,6 +250,16 @@ def test_checks_after_decoding_name_the_pages_only_when_they_fail(tmp_path, monk
                          for w in text), text
 
 
+@pytest.fixture(params=["tables", "readers"])
+def plannings(request, monkeypatch):
+    """2.0 plain columns planned from one compiled walk of their metadata (any count of
+    columns) or from their readers' parsed metadata (a walk never made)."""
+    import lancefile.encodings.v2_0.plain as plain
+
+    monkeypatch.setattr(plain, "TABLES_MIN_COLUMNS", 2 if request.param == "tables" else 1 << 30)
+    return request.param
+
+
 @pytest.fixture(scope="module", params=["lancefile", "pylance"])
 def wide_file_2_0(request, tmp_path_factory):
     t = _table(30_000, 4)
@@ -258,9 +268,9 @@ def wide_file_2_0(request, tmp_path_factory):
     return p, t
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_2_0_ranges_read_together_equal_the_table(wide_file_2_0, data):
+def test_2_0_ranges_read_together_equal_the_table(plannings, wide_file_2_0, data):
     """2.0 files: the plain fixed-width columns of a range are fetched together and wrapped
     without copies; columns with nulls, strings or compression are read one by one; all
     equal the table, across page boundaries."""
@@ -391,7 +401,7 @@ def _plain_types_table(n: int) -> pa.Table:
 
 
 @pytest.mark.parametrize("writer", ["lancefile", "pylance"])
-def test_2_0_plain_columns_of_every_fixed_width_kind_are_read_together(tmp_path, writer):
+def test_2_0_plain_columns_of_every_fixed_width_kind_are_read_together(plannings, tmp_path, writer):
     """Fixed-width types of every kind (a non-nullable one, fixed-size lists and binaries,
     timestamps) are fetched together; booleans, nullable and string columns go to their own
     readers, and so do decimals (Arrow's full check looks at their values: their readers make
@@ -489,7 +499,7 @@ def _with_column_encoding(path, column: int, message) -> bytes:
 
 
 @pytest.mark.parametrize("how", ["range", "scan", "take", "one column"])
-def test_2_0_a_fixed_width_column_not_encoded_as_values_is_refused_when_read(tmp_path, how):
+def test_2_0_a_fixed_width_column_not_encoded_as_values_is_refused_when_read(plannings, tmp_path, how):
     """The column encoding of a fixed-width 2.0 field, checked when the column is first read
     (its reader is made without it): a blob or zone-index column encoding is refused, named."""
     from lancefile._proto import encodings_v2_0_pb2 as pb2
@@ -511,9 +521,9 @@ def test_2_0_a_fixed_width_column_not_encoded_as_values_is_refused_when_read(tmp
         assert ok.equals(t.select(["c0", "c5"]).slice(10, 100))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_2_0_takes_read_together_equal_the_table(wide_file_2_0, data):
+def test_2_0_takes_read_together_equal_the_table(plannings, wide_file_2_0, data):
     """2.0 takes: every row of the plain fixed-width columns is fetched together (over all
     their pages), the other columns one by one; any order, repeats, all equal the table."""
     p, t = wide_file_2_0
@@ -522,7 +532,7 @@ def test_2_0_takes_read_together_equal_the_table(wide_file_2_0, data):
 
 
 @pytest.mark.parametrize("writer", ["lancefile", "pylance"])
-def test_2_0_plain_takes_fetch_in_batches_and_leave_other_pages_alone(tmp_path, monkeypatch, writer):
+def test_2_0_plain_takes_fetch_in_batches_and_leave_other_pages_alone(plannings, tmp_path, monkeypatch, writer):
     """A take's plain columns are fetched in batches of about TAKE_READ_BYTES (here a few
     columns' worth) with one read_spans each; every fixed-width kind comes out right, and
     the columns that are not plain are read by their own readers."""
@@ -549,7 +559,7 @@ def test_2_0_plain_takes_fetch_in_batches_and_leave_other_pages_alone(tmp_path, 
 
 
 @pytest.mark.parametrize("writer", ["lancefile", "pylance"])
-def test_2_0_plain_columns_after_a_struct_field(tmp_path, writer):
+def test_2_0_plain_columns_after_a_struct_field(plannings, tmp_path, writer):
     """The first field a struct (no column of its own to plan from): the plain columns after
     it are still read together, by ranges and by takes (found by test_properties)."""
     t = pa.table({"s": pa.array([{"a": i} for i in range(3000)]), "x": np.arange(3000.0),
