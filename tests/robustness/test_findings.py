@@ -635,3 +635,29 @@ def test_errors_of_a_multi_page_read_name_the_pages_once(tmp_path):
         lancefile.read_table(path)
     msg = str(info.value)
     assert msg.count(str(path)) == 1 and re.search(r"column 0 pages 0-\d+ \(field 's'.*\): zstd buffer \d+ of", msg), msg
+
+
+def test_a_forged_repetition_index_depth_is_refused_without_a_huge_allocation(tmp_path):
+    """A take over many list pages parses their chunk words together; a page whose encoding
+    claims a repetition index depth of 2**31 made that batch pad its index to 16 GiB (found by
+    the fuzzer). The page is now left to its own parse, which names it."""
+    from lancefile.fuzz.mutations import apply
+
+    n = 20_000
+    t = pa.table({"a": np.arange(n), "l": pa.array([list(range(i % 5)) for i in range(n)], pa.list_(pa.int32()))})
+    path = tmp_path / "l.lance"
+    lancefile.write_table(t, path, version="2.1", max_page_bytes=8 * 1024, **PLAIN)
+    fm = parse(path.read_bytes())
+    assert len(fm.metas[1].pages) > 3
+    edit = {"path": ["mini_block_layout", "repetition_index_depth"], "op": "set", "value": 2**31}
+    path.write_bytes(apply(fm, {"op": "encoding", "col": 1, "page": 1, "edit": edit}))
+    reader = lancefile.LanceFileReader(path)
+    rows = np.linspace(0, n - 1, 200).astype(int).tolist()
+    tracemalloc.start()
+    try:
+        with pytest.raises(lancefile.CorruptFileError, match="repetition index .* at depth 2147483648"):
+            reader.take_rows(rows).to_table()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak

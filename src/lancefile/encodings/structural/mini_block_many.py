@@ -504,6 +504,8 @@ def chunk_words(word: int, depth: int, max_rep: int, metas: np.ndarray, nbytes: 
         stride = depth + 1
         ok &= index_sizes == 8 * stride * per
         if not ok.all():
+            if int((8 * stride * per)[~ok].sum()) > len(index):
+                return None  # (a forged depth or chunk count: each page's own parse says what is wrong)
             parts = np.split(index, np.cumsum(index_sizes)[:-1])
             index = np.concatenate([x if good else np.zeros(8 * stride * n, np.uint8)
                                     for x, good, n in zip(parts, ok, per.tolist())])
