@@ -14,6 +14,7 @@ __all__ = [
     "fixed_size_lists",
     "checks_values",
     "fixed_width_bits",
+    "is_flat_fixed",
     "is_fixed_width",
     "min_row_bytes",
     "array_from_fixed",
@@ -164,7 +165,7 @@ def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> 
     struct or list type here means a file whose pages do not match its schema, and Arrow
     would abort the process on such an array, so it is refused.
     """
-    if not (pa.types.is_fixed_size_list(dtype) or _is_flat_fixed(dtype)):
+    if not (pa.types.is_fixed_size_list(dtype) or is_flat_fixed(dtype)):
         raise CorruptFileError(f"fixed-width values cannot be read as {dtype} (the pages do not match the schema)")
     buf = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
     if pa.types.is_fixed_size_list(dtype):
@@ -194,7 +195,8 @@ def fixed_size_lists(items: pa.Array, dtype: pa.DataType, length: int, valid: np
     return safe_array(dtype, length, [bitmap], children=[items])
 
 
-def _is_flat_fixed(dtype: pa.DataType) -> bool:
+def is_flat_fixed(dtype: pa.DataType) -> bool:
+    """Whether ``dtype``'s values are one fixed-width buffer (no children, no dictionary)."""
     if pa.types.is_dictionary(dtype) or pa.types.is_nested(dtype):
         return False
     try:

@@ -471,17 +471,17 @@ class FileLayout:
         pos, size = cmo[:, 0], cmo[:, 1]
         valid &= (meta_lo <= pos) & (size >= 0) & (size <= meta_hi - pos)
         # the regions holding them (the tail, a prefetch: few), side by side in one array
-        where = np.full(len(idx), -1, np.int64)
-        base = np.zeros(len(idx), np.int64)
+        found = np.zeros(len(idx), np.bool_)
+        base = np.zeros(len(idx), np.int64)  # where each one's region starts in the joined array, less its position
         parts, at = [], 0
         for start, view in self._regions:
-            inside = valid & (where < 0) & (pos >= start) & (pos - start <= len(view) - size)
+            inside = valid & ~found & (pos >= start) & (pos - start <= len(view) - size)
             if inside.any():
-                where[inside] = 1
+                found |= inside
                 base[inside] = at - start
                 parts.append(np.frombuffer(view, np.uint8))
                 at += len(view)
-        picked = np.flatnonzero(where >= 0)
+        picked = np.flatnonzero(found)
         if not len(picked):
             return None
         raw = np.concatenate(parts)

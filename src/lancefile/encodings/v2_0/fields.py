@@ -24,8 +24,8 @@ from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, FileLay
 from ...format.schema import _LIST_TYPES, LanceField, LanceSchema
 from ...format.version import FileVersion
 from ...io import new_buffer
-from ..arrowutil import (array_from_fixed, checks_values, concat_arrays, fixed_width_bits, range_indices,
-                         safe_array, validate_values)
+from ..arrowutil import (array_from_fixed, checks_values, concat_arrays, is_flat_fixed, range_indices, safe_array,
+                         validate_values)
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
@@ -377,8 +377,7 @@ _FIXED_WIDTH: dict = {}  # Arrow type -> whether its values are one fixed-width 
 def _fixed_width(t: pa.DataType) -> bool:
     got = _FIXED_WIDTH.get(t)
     if got is None:
-        bits = fixed_width_bits(t)
-        got = bool(bits) and not (pa.types.is_nested(t) or pa.types.is_dictionary(t))
+        got = is_flat_fixed(t)
         if len(_FIXED_WIDTH) < 4096:
             _FIXED_WIDTH[t] = got
     return got

@@ -39,7 +39,7 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import LanceError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, MAX_ROWS
 from ...io import read_spans
-from ..arrowutil import array_from_fixed, checks_values, fixed_width_bits
+from ..arrowutil import array_from_fixed, checks_values, fixed_width_bits, is_flat_fixed
 from ..selection import Selection
 from .fields import LeafReader
 from .flat import plain_rows
@@ -54,11 +54,6 @@ TAKE_READ_BYTES = 32 << 20
 # from this many plain columns on, their pages are planned from one compiled walk of their
 # metadata (fewer: each column's own parse costs less than the walk's set-up, ~0.3 ms)
 TABLES_MIN_COLUMNS = 16
-
-
-def _flat_fixed(dtype: pa.DataType) -> bool:
-    """Whether ``dtype``'s values are one fixed-width buffer (no children, no dictionary)."""
-    return not (pa.types.is_nested(dtype) or pa.types.is_dictionary(dtype))
 
 
 class _Group:
@@ -386,6 +381,6 @@ class PlainColumns:
 
 def _wrap(dtype: pa.DataType, buf: pa.Buffer, rows: int) -> pa.Array:
     """``rows`` plain values of ``dtype`` in ``buf`` (exactly their bytes), as an array."""
-    if _flat_fixed(dtype):
+    if is_flat_fixed(dtype):
         return pa.Array.from_buffers(dtype, rows, [None, buf])
     return array_from_fixed(dtype, buf, rows)
