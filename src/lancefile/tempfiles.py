@@ -53,6 +53,7 @@ _UNLOCKED_STALE_AFTER = 24 * 3600.0
 
 _PATTERN = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 _swept: dict[str, float] = {}
+_SWEPT_MAX = 4096  # directories remembered at most (each costs ~200 bytes)
 _swept_lock = threading.Lock()
 
 
@@ -139,5 +140,10 @@ def sweep_once(directory: str) -> None:
         last = _swept.get(key)
         if last is not None and now - last < SWEEP_INTERVAL:
             return
+        if len(_swept) >= _SWEPT_MAX:  # a process writing into many directories: forget the old ones
+            for old in [k for k, t in _swept.items() if now - t >= SWEEP_INTERVAL]:
+                del _swept[old]
+            if len(_swept) >= _SWEPT_MAX:  # forgetting costs one more sweep, never a wrong one
+                _swept.clear()
         _swept[key] = now
     remove_stale(key)

@@ -420,6 +420,34 @@ def test_failed_writes_remove_their_temporary_file(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_writes_leave_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    # Finding (2026-11-30): the statistics' embedded files were made in a directory kept for the
+    # process's life and removed at exit; processes that end without exit handlers (Spark's
+    # Python workers, forked pool workers) left one each (280 in /tmp on this machine).
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    table = pa.table({"x": list(range(50)), "s": [str(i) for i in range(50)]})
+    for version in ("2.0", "2.1", "2.2"):
+        lancefile.write_table(table, tmp_path / f"{version}.lance", version=version)
+        assert lancefile.read_table(tmp_path / f"{version}.lance").equals(table)
+    assert os.listdir(scratch) == []
+
+
+def test_sweeps_remember_a_bounded_number_of_directories(tmp_path, monkeypatch):
+    from lancefile import tempfiles
+
+    monkeypatch.setattr(tempfiles, "_swept", {})
+    for i in range(tempfiles._SWEPT_MAX + 500):
+        tempfiles.sweep_once(str(tmp_path / f"d{i}"))
+    assert 0 < len(tempfiles._swept) <= tempfiles._SWEPT_MAX
+    # a directory swept a moment ago is still remembered: the next write into it does not sweep
+    monkeypatch.setattr(tempfiles, "remove_stale", lambda d: pytest.fail(f"swept {d} again"))
+    tempfiles.sweep_once(str(tmp_path / f"d{tempfiles._SWEPT_MAX + 499}"))
+
+
 def test_destination_that_is_a_directory(tmp_path):
     (tmp_path / "d.lance").mkdir()
     with pytest.raises(lancefile.LanceIOError, match="is a directory"):
