@@ -647,7 +647,8 @@ def render(result: dict, markdown: bool = True) -> str:
     if st:
         parts += ["", "## Start-up", "",
                   "Import time in a fresh process (it includes pyarrow's own import for every library but "
-                  "`pyarrow` itself). First and second calls on a small table (2,000 rows of every benchmark "
+                  "`pyarrow` itself), with lancefile's bytecode caches written first, as an install writes them. "
+                  "First and second calls on a small table (2,000 rows of every benchmark "
                   "type) in a fresh process; the lancefile runs use a private numba cache, first empty (cold) "
                   "and then filled by that first run (warm).", "", st]
     if result.get("checks"):

@@ -69,6 +69,20 @@ def _suffix(lib: str) -> str:
     return "parquet" if lib == "parquet" else "lance"
 
 
+def _byte_compile(module: str) -> None:
+    """Write ``module``'s bytecode caches, as ``pip install`` does: from a source checkout run
+    with PYTHONDONTWRITEBYTECODE (or after an edit), each import would compile the modules
+    whose caches are stale (~50 ms for lancefile's, measured 2026-11-30), which no installed
+    copy pays."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            compileall.compile_dir(location, quiet=1)
+
+
 class Runner:
     def __init__(self, args) -> None:
         self.args = args
@@ -406,6 +420,7 @@ class Runner:
         a = self.args
         reps = 1 if a.smoke else 5
         out: dict = {"import": {}, "first_call": {}}
+        _byte_compile("lancefile")
         for module in ("pyarrow", "lancefile", "lance", "pyarrow.parquet"):
             self.log(f"import time: {module}")
             got = [run_child(["import", module]) for _ in range(reps)]

@@ -210,3 +210,21 @@ def test_a_peak_that_looks_like_growth_is_measured_again(tmp_path, monkeypatch):
                                  scale=1.0, libs=["lancefile", "pylance"], versions=["2.2"])
     R.Runner(args).memory("2.2")
     assert seen.count("pylance") == 2 and seen.count("lancefile") == 2 + 2 * 2
+
+
+def test_import_times_are_measured_with_fresh_bytecode(tmp_path, monkeypatch):
+    # The start-up section measures an installed package's import: bytecode caches written,
+    # as pip writes them, not compiled on every import (PYTHONDONTWRITEBYTECODE, edited files).
+    import importlib.util
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(ROOT), *sys.path])
+    from bench.run import _byte_compile
+
+    pkg = tmp_path / "stalepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("X = 1\n")
+    (pkg / "mod.py").write_text("Y = 2\n")
+    _byte_compile("stalepkg")
+    for name in ("__init__.py", "mod.py"):
+        cached = Path(importlib.util.cache_from_source(str(pkg / name)))
+        assert cached.exists() and cached.stat().st_size > 0
