@@ -36,6 +36,7 @@ from .encodings.versions import codec_for
 from .errors import ColumnNotFoundError, CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from .format.container import FileLayout, read_layout
 from .format.schema import LanceField
+from .format.walked import load_columns
 from .io import ByteSource, open_source
 from .filtered_reads import filtered_batches
 from .predicate import check_filter, to_expression
@@ -179,6 +180,8 @@ class LanceFileReader:
             with self._readers_lock, gc_paused():
                 if self._readers is None:
                     self._layout.prefetch_columns(self._plan.columns())  # one request for their metadata
+                    if self._layout.version.grammar is not None:  # 2.1+: a wide table's in one compiled walk
+                        load_columns(self._layout, self._plan.columns())
                     self._readers = [self._partial.get(f.id) or self._codec.build_reader(self._layout, f,
                                                                                          self._columns, keep)
                                      for f, keep in self._projection]

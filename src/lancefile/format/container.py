@@ -207,14 +207,16 @@ class Pages(Sequence):
         got = self._made[i]  # IndexError as a list gives it
         if got is None:
             i %= len(self._made)
-            if self._simple is not None and self._simple[i]:  # from the arrays: no protobuf objects
-                t = self.table
-                lengths, prios = self._facts
-                refs = tuple(map(_new_tuple, _BUFFER_REF, t.buffers(i)))
-                got = self._made[i] = _new_tuple(PageInfo, (refs, lengths[i], t.encoding(i), prios[i]))
-            else:
-                got = self._made[i] = _page_info(self._raw[i], self._limit, self._where, i)
+            got = self._made[i] = self._make(i)
         return got
+
+    def _make(self, i: int) -> PageInfo:
+        if self._simple is not None and self._simple[i]:  # from the arrays: no protobuf objects
+            t = self.table
+            lengths, prios = self._facts
+            refs = tuple(map(_new_tuple, _BUFFER_REF, t.buffers(i)))
+            return _new_tuple(PageInfo, (refs, lengths[i], t.encoding(i), prios[i]))
+        return _page_info(self._raw[i], self._limit, self._where, i)
 
     def __iter__(self):
         for i in range(len(self._made)):
@@ -513,6 +515,14 @@ class FileLayout:
                 self._messages = {}
             self._messages[key] = got
         return got
+
+    def has_column(self, index: int) -> bool:
+        """Whether column ``index``'s metadata is parsed already."""
+        return index in self._columns
+
+    def adopt_column(self, info: ColumnInfo) -> None:
+        """Keep ``info`` as its column's metadata (made from a walk: see :mod:`.walked`)."""
+        self._columns[info.index] = info
 
     def column(self, index: int) -> ColumnInfo:
         info = self._columns.get(index)

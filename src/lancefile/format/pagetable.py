@@ -373,17 +373,17 @@ def _k_span_ids(raw, lo, hi, ids, reps):
 class ColumnTables:
     """The page tables of many columns at once (:func:`column_tables`), in shared arrays.
 
-    Column ``c`` (in the order asked for) has ``pages[c]`` pages (-1: its message was not
-    walked here), in slots ``first_page[c]`` on; ``column_encoding_ids[c]`` names its own
+    Column ``c`` (in the order asked for; its message is ``raw[starts[c]:ends[c]]``) has
+    ``pages[c]`` pages (-1: its message was not walked here), in slots ``first_page[c]`` on; ``column_encoding_ids[c]`` names its own
     encoding (-1: none; -2: not one plain direct encoding; equal ids: equal bytes, which
     ``column_encoding(id)`` gives) and ``has_buffers[c]`` says it lists buffers of its own.
-    Per page slot ``q``: ``lengths``, ``simple``, ``first``/``nbuf`` (its buffers in
+    Per page slot ``q``: ``lengths``, ``priorities``, ``simple``, ``first``/``nbuf`` (its buffers in
     ``positions``/``sizes``) and ``encoding_ids`` (likewise, ``encoding_bytes(id)``).
     """
 
-    __slots__ = ("raw", "first_page", "pages", "has_buffers", "column_encoding_ids", "lengths", "first", "nbuf",
-                 "positions", "sizes", "simple", "encoding_ids", "_col_lo", "_col_hi", "_col_reps", "_enc_lo",
-                 "_enc_hi", "_reps")
+    __slots__ = ("raw", "starts", "ends", "first_page", "pages", "has_buffers", "column_encoding_ids", "lengths",
+                 "priorities", "first", "nbuf", "positions", "sizes", "simple", "encoding_ids", "_col_lo", "_col_hi",
+                 "_col_reps", "_enc_lo", "_enc_hi", "_reps")
 
     def column_encoding(self, i: int) -> bytes:
         """The bytes of distinct column encoding ``i`` (see ``column_encoding_ids``)."""
@@ -402,16 +402,16 @@ def column_tables(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, limit: 
     ``limit`` (the file's size). What the pass cannot walk is marked for the protobuf path."""
     k = len(starts)
     t = ColumnTables()
-    t.raw = raw
+    t.raw, t.starts, t.ends = raw, starts, ends
     cols = np.empty((5, k), np.int64)
     t.first_page, t.pages, t._col_lo, t._col_hi, bufs = cols
     cap = max(1, int((ends - starts).sum()) // 2 + 1)  # a page takes two bytes or more, a buffer as many
     per_page = np.empty((6, cap), np.int64)
-    t.lengths, prios, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page
+    t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page
     t.simple = np.empty(cap, np.bool_)
     flat = np.empty((2, cap), np.uint64)
     used = _k_column_tables(raw, starts, ends, np.int64(limit), t.first_page, t.pages, t._col_lo, t._col_hi, bufs,
-                            t.lengths, prios, t.first, t.nbuf, t._enc_lo, t._enc_hi, t.simple, flat[0], flat[1])
+                            t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi, t.simple, flat[0], flat[1])
     t.has_buffers = bufs > 0
     # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
     t.positions, t.sizes = flat.view(np.int64)

@@ -264,6 +264,16 @@ class StructuralReader:
         self.layout = layout
         version = layout.version
         self._grammar, self._version = version.grammar, version.name
+        col = columns.get(f.id) if keep is None and is_leaf(f) and (f.children or f.logical_type != "struct") else None
+        if col is not None:  # one leaf (a wide table's columns): what the general path below makes, made directly
+            t = f.arrow_type
+            column = LeafColumn(layout, col, _leaf(t, (ITEM,), self._grammar, self._version), f.name)
+            self._leaves, self._shapes, self._mult = {col: column}, {col: [ITEM]}, {col: 1}
+            self.root = Node(t, col)
+            self.dtype = t
+            self._inner_only = {col: False}
+            self.lone = column
+            return
         self._leaves: dict[int, LeafColumn] = {}
         self._shapes: dict[int, list[str]] = {}
         self._mult: dict[int, int] = {}  # level entries per row of each leaf (fsl<struct> dims above it)
