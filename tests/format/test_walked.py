@@ -184,7 +184,8 @@ def test_damaged_metadata_is_found_by_its_checksum(tmp_path):
 def test_reads_equal_with_and_without_the_walk(tmp_path_factory, n_cols, rows, version, seed, data):
     path = tmp_path_factory.mktemp("walk") / "t.lance"
     table = _table(n_cols, rows, seed)
-    lancefile.write_table(table, path, version=version, max_page_bytes=data.draw(st.sampled_from([1024, 8192, 1 << 20])))
+    page_bytes = data.draw(st.sampled_from([1024, 8192, 1 << 20]))
+    lancefile.write_table(table, path, version=version, max_page_bytes=page_bytes)
     start = data.draw(st.integers(0, rows))
     count = data.draw(st.integers(0, rows - start))
     idx = sorted(data.draw(st.lists(st.integers(0, max(rows - 1, 0)), max_size=50))) if rows else []

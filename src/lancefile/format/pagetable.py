@@ -374,11 +374,12 @@ class ColumnTables:
     """The page tables of many columns at once (:func:`column_tables`), in shared arrays.
 
     Column ``c`` (in the order asked for; its message is ``raw[starts[c]:ends[c]]``) has
-    ``pages[c]`` pages (-1: its message was not walked here), in slots ``first_page[c]`` on; ``column_encoding_ids[c]`` names its own
-    encoding (-1: none; -2: not one plain direct encoding; equal ids: equal bytes, which
-    ``column_encoding(id)`` gives) and ``has_buffers[c]`` says it lists buffers of its own.
-    Per page slot ``q``: ``lengths``, ``priorities``, ``simple``, ``first``/``nbuf`` (its buffers in
-    ``positions``/``sizes``) and ``encoding_ids`` (likewise, ``encoding_bytes(id)``).
+    ``pages[c]`` pages (-1: its message was not walked here), in slots ``first_page[c]`` on;
+    ``column_encoding_ids[c]`` names its own encoding (-1: none; -2: not one plain direct
+    encoding; equal ids: equal bytes, which ``column_encoding(id)`` gives) and
+    ``has_buffers[c]`` says it lists buffers of its own. Per page slot ``q``: ``lengths``,
+    ``priorities``, ``simple``, ``first``/``nbuf`` (its buffers in ``positions``/``sizes``) and
+    ``encoding_ids`` (likewise, ``encoding_bytes(id)``).
     """
 
     __slots__ = ("raw", "starts", "ends", "first_page", "pages", "has_buffers", "column_encoding_ids", "lengths",
