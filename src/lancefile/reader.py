@@ -260,15 +260,20 @@ class LanceFileReader:
 
         cols = []
         data_bytes = 0
+        described: dict[bytes, str] = {}  # a wide table's pages share a few encodings byte for byte
         self._layout.prefetch_columns(range(self._layout.num_columns))
+        load_columns(self._layout, range(self._layout.num_columns))
         for i in range(self._layout.num_columns):
             info = self._layout.column(i)
             pages = []
             for j, p in enumerate(info.pages):
-                try:
-                    enc = describe(unpack_any(p.encoding, url, message, where=f"column {i} page {j}"))
-                except Exception as exc:  # metadata must still be inspectable
-                    enc = f"<undecodable: {exc}>"
+                enc = described.get(p.encoding)
+                if enc is None:
+                    try:
+                        enc = described[p.encoding] = describe(unpack_any(p.encoding, url, message,
+                                                                          where=f"column {i} page {j}"))
+                    except Exception as exc:  # metadata must still be inspectable
+                        enc = f"<undecodable: {exc}>"
                 pages.append(PageMetadata(p.length, p.buffers, enc, p.priority))
                 data_bytes += sum(b.size for b in p.buffers)
             cols.append(ColumnMetadata(i, tuple(pages), info.buffers))

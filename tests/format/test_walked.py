@@ -219,3 +219,24 @@ def test_a_wide_read_parses_no_column_with_protobuf(tmp_path, read):
             assert r.take_rows([3, 900, 1999]).to_table().equals(table.take([3, 900, 1999]))
         else:
             assert r.read_all(batch_size=512).to_table().equals(table)
+
+
+def test_metadata_of_a_wide_file_describes_each_distinct_encoding_once(tmp_path):
+    path = tmp_path / "wide.lance"
+    _write(path, _table(40, 2000), "pylance", "2.2")
+    import lancefile.format.container as container
+
+    calls = []
+    real = container.unpack_any
+
+    def counting(data, *args, **kwargs):
+        calls.append(bytes(data))
+        return real(data, *args, **kwargs)
+
+    with mock.patch.object(container, "unpack_any", counting):
+        meta = lancefile.LanceFileReader(path).metadata()
+    encodings = [p.encoding for c in meta.columns for p in c.pages]
+    assert len(encodings) > 200 and len(set(encodings)) < len(encodings)
+    assert len(calls) == len(set(calls))  # each distinct page encoding parsed once
+    with _walk(False):
+        assert lancefile.LanceFileReader(path).metadata() == meta
