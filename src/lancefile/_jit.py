@@ -31,7 +31,7 @@ import threading
 import types
 import warnings
 
-__all__ = ["_Kernel", "_helper", "_compile_helpers"]
+__all__ = ["_Kernel", "_helper", "_compile_helpers", "numba_loaded"]
 
 _COMPILE_LOCK = threading.Lock()
 
@@ -66,6 +66,12 @@ class _Kernel:
                     _compile_helpers(self.py_func, numba)
                     self._compiled = _njit_cached(self.py_func, numba)
         return self._compiled
+
+
+def numba_loaded() -> bool:
+    """Whether this process has imported numba (a first compiled call costs ~0.5 s: numba's
+    import and first dispatch; after that, a kernel loaded from the cache costs milliseconds)."""
+    return "numba" in sys.modules
 
 
 def _helper(fn):

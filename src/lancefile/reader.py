@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from . import fieldtasks
 from ._gcpause import gc_paused
+from ._jit import numba_loaded
 from .checks import check_decoded
 from .encodings.arrowutil import unslice
 from .encodings.selection import Selection
@@ -262,7 +263,8 @@ class LanceFileReader:
         data_bytes = 0
         described: dict[bytes, str] = {}  # a wide table's pages share a few encodings byte for byte
         self._layout.prefetch_columns(range(self._layout.num_columns))
-        load_columns(self._layout, range(self._layout.num_columns))
+        if numba_loaded():  # the walk is compiled: not worth numba's first call (~0.5 s) to a process without it
+            load_columns(self._layout, range(self._layout.num_columns))
         for i in range(self._layout.num_columns):
             info = self._layout.column(i)
             pages = []

@@ -240,3 +240,36 @@ def test_metadata_of_a_wide_file_describes_each_distinct_encoding_once(tmp_path)
     assert len(calls) == len(set(calls))  # each distinct page encoding parsed once
     with _walk(False):
         assert lancefile.LanceFileReader(path).metadata() == meta
+
+
+def test_the_kept_arrays_are_sized_by_pages_not_by_metadata_bytes(tmp_path):
+    # the walk's arrays are made for the worst case (a page in 2 bytes of metadata); what a
+    # reader keeps must be the slots used, not ~32x the metadata
+    path = tmp_path / "w.lance"
+    _write(path, _table(30, 3000), "lancefile", "2.2")
+    layout = _layout(path)
+    n = layout.num_columns
+    layout.prefetch_columns(range(n))
+    t, _ = layout.column_tables(list(range(n)))
+    pages = int(t.pages.sum())
+    buffers = int(t.nbuf.sum())
+    metadata = int((t.ends - t.starts).sum())
+    assert pages * 40 < metadata  # the worst-case sizing would be far larger than the pages
+    for a in (t.lengths, t.priorities, t.first, t.nbuf, t.simple, t.encoding_ids):
+        assert len(a) == pages and (a.base is None or a.base.nbytes <= 6 * 8 * pages)
+    for a in (t.positions, t.sizes):
+        assert len(a) == buffers and (a.base is None or a.base.nbytes <= 2 * 8 * buffers)
+
+
+def test_metadata_in_a_fresh_process_does_not_load_numba(tmp_path):
+    # the walk is a compiled kernel: numba's first call (~0.5 s) would cost a one-shot
+    # inspection (the CLI's info) far more than parsing the columns with protobuf
+    import subprocess
+    import sys
+
+    path = tmp_path / "wide.lance"
+    _write(path, _table(40, 500), "pylance", "2.2")
+    code = ("import sys, lancefile; m = lancefile.LanceFileReader(sys.argv[1]).metadata(); "
+            "print(len(m.columns), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(lancefile.LanceFileReader(path).metadata().columns.__len__()), "False"]

@@ -413,9 +413,14 @@ def column_tables(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, limit: 
     flat = np.empty((2, cap), np.uint64)
     used = _k_column_tables(raw, starts, ends, np.int64(limit), t.first_page, t.pages, t._col_lo, t._col_hi, bufs,
                             t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi, t.simple, flat[0], flat[1])
+    # kept: the slots used (the arrays were sized for the worst case, 2 bytes a page: ~32x the
+    # metadata's bytes, mostly never touched, which readers that keep the tables must not hold)
+    total = int(t.first[used - 1] + t.nbuf[used - 1]) if used else 0
+    t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page[:, :used].copy()
+    t.simple = t.simple[:used].copy()
     t.has_buffers = bufs > 0
     # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
-    t.positions, t.sizes = flat.view(np.int64)
+    t.positions, t.sizes = flat[:, :total].copy().view(np.int64)
     t.column_encoding_ids = np.empty(k, np.int64)
     t._col_reps = np.empty(max(k, 1), np.int64)
     _k_span_ids(raw, t._col_lo, t._col_hi, t.column_encoding_ids, t._col_reps)
