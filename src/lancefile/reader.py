@@ -558,5 +558,6 @@ class LanceFileReader:
         self.close()
 
     def __repr__(self) -> str:
-        return f"LanceFileReader({self.path!r}, version={self.version}, rows={self._num_rows}, columns={self.schema.names})"
+        return (f"LanceFileReader({self.path!r}, version={self.version}, rows={self._num_rows}, "
+                f"columns={self.schema.names})")
 
