@@ -217,3 +217,61 @@ def test_column_tables_name_equal_encodings_alike():
     t = column_tables(np.frombuffer(buf, np.uint8), ends - [len(r) for r in raws], ends, LIMIT)
     assert t.encoding_ids.tolist() == [0, 1, 0, 2, 1] == t.column_encoding_ids.tolist()
     assert [t.encoding_bytes(i) for i in range(3)] == [b"aa", b"ab", b"a"]
+
+
+@st.composite
+def _spans(draw):
+    raw = draw(st.binary(min_size=1, max_size=60))
+    n = draw(st.integers(0, 30))
+    lo, hi = [], []
+    for _ in range(n):
+        if draw(st.integers(0, 9)) == 0:
+            lo.append(-1), hi.append(-1)  # no span
+            continue
+        a = draw(st.integers(0, len(raw)))
+        lo.append(a), hi.append(draw(st.integers(a, min(len(raw), a + 3))))  # short: many equal
+    return np.frombuffer(raw, np.uint8), np.array(lo, np.int64), np.array(hi, np.int64)
+
+
+def _span_bytes(raw, lo, hi):
+    return [None if a < 0 else raw[a:b].tobytes() for a, b in zip(lo.tolist(), hi.tolist())]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_spans())
+def test_span_ids_name_equal_bytes_alike(spans):
+    from lancefile.format.pagetable import span_ids
+
+    raw, lo, hi = spans
+    got = _span_bytes(raw, lo, hi)
+    ids, reps = span_ids(raw, lo, hi)
+    seen = {}  # numbered by first appearance
+    for b in got:
+        if b is not None and b not in seen:
+            seen[b] = len(seen)
+    assert ids.tolist() == [-1 if b is None else seen[b] for b in got]
+    assert [got[r] for r in reps.tolist()] == list(seen)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_spans())
+def test_span_ids_never_join_unequal_bytes_whose_hashes_collide(spans):
+    from unittest import mock
+
+    import lancefile.format.pagetable as pagetable
+
+    raw, lo, hi = spans
+    got = _span_bytes(raw, lo, hi)
+
+    def colliding(raw, lo, hi, out):  # every span hashed alike
+        out[:] = 7
+
+    with mock.patch.object(pagetable, "_k_span_hashes", colliding):
+        ids, reps = pagetable.span_ids(raw, lo, hi)
+    for i, a in enumerate(ids.tolist()):
+        assert (a == -1) == (got[i] is None)
+        if a >= 0:
+            assert got[reps[a]] == got[i]
+        for j, b in enumerate(ids.tolist()[:i]):
+            if a == b and a >= 0:
+                assert got[i] == got[j]

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._jit import _Kernel, _helper
 
-__all__ = ["PageTable", "page_table", "ColumnTables", "column_tables", "MAX_SIMPLE_BUFFERS"]
+__all__ = ["PageTable", "page_table", "ColumnTables", "column_tables", "span_ids", "MAX_SIMPLE_BUFFERS"]
 
 # more buffers than this in a page: the protobuf path (which checks them with numpy)
 MAX_SIMPLE_BUFFERS = 64
@@ -337,37 +337,71 @@ def page_table(raw, n_pages: int, limit: int) -> PageTable | None:
 
 
 @_Kernel
-def _k_span_ids(raw, lo, hi, ids, reps):
-    # ids[i]: the first span equal byte for byte to span i (its index in reps, which lists
-    # each distinct span's first occurrence); returns the number of distinct spans. Spans
-    # with lo < 0 get -1.
-    n_reps = 0
+def _k_span_hashes(raw, lo, hi, out):
+    # out[i]: a 64-bit FNV-1a hash of raw[lo[i]:hi[i]] and its length (0 where lo[i] < 0)
     for i in range(lo.shape[0]):
         a = lo[i]
         if a < 0:
-            ids[i] = -1
+            out[i] = 0
             continue
-        n = hi[i] - a
-        found = -1
-        for r in range(n_reps):
-            j = reps[r]
-            b = lo[j]
-            if hi[j] - b != n:
-                continue
-            same = True
-            for k in range(n):
-                if raw[a + k] != raw[b + k]:
-                    same = False
-                    break
-            if same:
-                found = r
-                break
-        if found < 0:
-            reps[n_reps] = i
-            found = n_reps
-            n_reps += 1
-        ids[i] = found
-    return n_reps
+        h = np.uint64(14695981039346656037)
+        for k in range(a, hi[i]):
+            h = (h ^ np.uint64(raw[k])) * np.uint64(1099511628211)
+        out[i] = (h ^ np.uint64(hi[i] - a)) * np.uint64(1099511628211)
+
+
+@_Kernel
+def _k_spans_equal(raw, lo, hi, which, other, ok):
+    # ok[j]: whether span which[j] holds the same bytes as span other[j]
+    for j in range(which.shape[0]):
+        a = lo[which[j]]
+        b = lo[other[j]]
+        n = hi[which[j]] - a
+        same = hi[other[j]] - b == n
+        k = 0
+        while same and k < n:
+            if raw[a + k] != raw[b + k]:
+                same = False
+            k += 1
+        ok[j] = same
+
+
+def span_ids(raw: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, reps)``: equal ids for spans ``raw[lo[i]:hi[i]]`` that hold equal bytes (numbered
+    by first appearance; -1 where ``lo[i] < 0``), and the index of each id's first span.
+
+    Spans are grouped by a hash (time linear in their bytes: a column of a thousand pages
+    whose encodings all differ compared each with each took seconds), and every span is then
+    compared with its group's first, so that spans whose hashes collide without their bytes
+    being equal get ids of their own.
+
+    Example::
+
+        >>> raw = np.frombuffer(b"abcabcxy", np.uint8)
+        >>> ids, reps = span_ids(raw, np.array([0, 3, 6, -1]), np.array([3, 6, 8, -1]))
+        >>> ids.tolist(), reps.tolist()
+        ([0, 0, 1, -1], [0, 2])
+    """
+    ids = np.full(len(lo), -1, np.int64)
+    valid = np.flatnonzero(lo >= 0)
+    if not len(valid):
+        return ids, np.zeros(0, np.int64)
+    hashes = np.empty(len(lo), np.uint64)
+    _k_span_hashes(raw, lo, hi, hashes)
+    _, first, inverse = np.unique(hashes[valid], return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups numbered by their first span's place
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    group = rank[inverse.reshape(-1)]
+    reps = valid[first[order]]
+    ok = np.empty(len(valid), np.bool_)
+    _k_spans_equal(raw, lo, hi, valid, reps[group], ok)
+    bad = np.flatnonzero(~ok)
+    if len(bad):  # hashes alike, bytes not: ids of their own
+        group[bad] = len(reps) + np.arange(len(bad))
+        reps = np.concatenate([reps, valid[bad]])
+    ids[valid] = group
+    return ids, reps
 
 
 class ColumnTables:
@@ -421,11 +455,7 @@ def column_tables(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, limit: 
     t.has_buffers = bufs > 0
     # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
     t.positions, t.sizes = flat[:, :total].copy().view(np.int64)
-    t.column_encoding_ids = np.empty(k, np.int64)
-    t._col_reps = np.empty(max(k, 1), np.int64)
-    _k_span_ids(raw, t._col_lo, t._col_hi, t.column_encoding_ids, t._col_reps)
+    t.column_encoding_ids, t._col_reps = span_ids(raw, t._col_lo, t._col_hi)
     t.column_encoding_ids[t._col_lo == -2] = -2
-    t.encoding_ids = np.empty(used, np.int64)
-    t._reps = np.empty(max(used, 1), np.int64)
-    _k_span_ids(raw, t._enc_lo[:used], t._enc_hi[:used], t.encoding_ids, t._reps)
+    t.encoding_ids, t._reps = span_ids(raw, t._enc_lo, t._enc_hi)
     return t
