@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -275,3 +276,27 @@ def test_span_ids_never_join_unequal_bytes_whose_hashes_collide(spans):
         for j, b in enumerate(ids.tolist()[:i]):
             if a == b and a >= 0:
                 assert got[i] == got[j]
+
+
+@pytest.mark.parametrize("kind", ["pages", "buffers"])
+def test_column_tables_of_metadata_denser_than_real_files(kind):
+    # The walk first makes room for what real files hold (a page in 16 bytes, a buffer in 4);
+    # metadata packed tighter (here 2-byte pages, or pages of many 1-byte buffers) is walked
+    # again with room for the worst case, not left to protobuf.
+    from lancefile.format.pagetable import column_tables
+
+    raws = []
+    for c in range(3):
+        if kind == "pages":
+            meta = file2_pb2.ColumnMetadata(pages=[file2_pb2.ColumnMetadata.Page() for _ in range(400)])
+        else:
+            page = file2_pb2.ColumnMetadata.Page(buffer_offsets=[0] * 60, buffer_sizes=[1] * 60, length=3)
+            page.encoding.direct.encoding = b"e"
+            meta = file2_pb2.ColumnMetadata(pages=[page] * 20)
+        raws.append(meta.SerializeToString())
+    buf = b"".join(raws)
+    ends = np.cumsum([len(r) for r in raws])
+    t = column_tables(np.frombuffer(buf, np.uint8), ends - [len(r) for r in raws], ends, LIMIT)
+    assert t.pages.tolist() == ([400] * 3 if kind == "pages" else [20] * 3)
+    if kind == "buffers":
+        assert t.simple.all() and t.nbuf.tolist() == [60] * 60 and len(t.positions) == 3600

@@ -435,27 +435,39 @@ def column_tables(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray, limit: 
     """The page tables of the ``ColumnMetadata`` messages ``raw[starts[c]:ends[c]]`` (uint8
     array; int64 bounds inside it), walked by one compiled pass; buffers are checked against
     ``limit`` (the file's size). What the pass cannot walk is marked for the protobuf path."""
+    size = int((ends - starts).sum())
+    worst = max(1, size // 2 + 1)  # a page takes two bytes or more, a buffer as many
+    # First with room for what real files hold (a page in 16 bytes or more, a buffer in 4: ~7x
+    # the metadata's bytes); a column that did not fit is walked again with room for the worst.
+    page_slots, buffer_slots = min(worst, size // 16 + 64), min(worst, size // 4 + 64)
+    t = _walk_tables(raw, starts, ends, limit, page_slots, buffer_slots)
+    if (t.pages < 0).any() and min(page_slots, buffer_slots) < worst:
+        t = _walk_tables(raw, starts, ends, limit, worst, worst)
+    t.column_encoding_ids, t._col_reps = span_ids(raw, t._col_lo, t._col_hi)
+    t.column_encoding_ids[t._col_lo == -2] = -2
+    t.encoding_ids, t._reps = span_ids(raw, t._enc_lo, t._enc_hi)
+    return t
+
+
+def _walk_tables(raw, starts, ends, limit: int, page_slots: int, buffer_slots: int) -> ColumnTables:
+    """:func:`column_tables`' walk with room for ``page_slots`` pages and ``buffer_slots``
+    buffers (a column that does not fit is marked not walked, as one that cannot be)."""
     k = len(starts)
     t = ColumnTables()
     t.raw, t.starts, t.ends = raw, starts, ends
     cols = np.empty((5, k), np.int64)
     t.first_page, t.pages, t._col_lo, t._col_hi, bufs = cols
-    cap = max(1, int((ends - starts).sum()) // 2 + 1)  # a page takes two bytes or more, a buffer as many
-    per_page = np.empty((6, cap), np.int64)
+    per_page = np.empty((6, page_slots), np.int64)
     t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page
-    t.simple = np.empty(cap, np.bool_)
-    flat = np.empty((2, cap), np.uint64)
+    t.simple = np.empty(page_slots, np.bool_)
+    flat = np.empty((2, buffer_slots), np.uint64)
     used = _k_column_tables(raw, starts, ends, np.int64(limit), t.first_page, t.pages, t._col_lo, t._col_hi, bufs,
                             t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi, t.simple, flat[0], flat[1])
-    # kept: the slots used (the arrays were sized for the worst case, 2 bytes a page: ~32x the
-    # metadata's bytes, mostly never touched, which readers that keep the tables must not hold)
+    # kept: the slots used, not the room made for them (readers keep the tables)
     total = int(t.first[used - 1] + t.nbuf[used - 1]) if used else 0
     t.lengths, t.priorities, t.first, t.nbuf, t._enc_lo, t._enc_hi = per_page[:, :used].copy()
     t.simple = t.simple[:used].copy()
     t.has_buffers = bufs > 0
     # as int64: a simple page's buffers lie inside the file (< 2**63); others' are not used
     t.positions, t.sizes = flat[:, :total].copy().view(np.int64)
-    t.column_encoding_ids, t._col_reps = span_ids(raw, t._col_lo, t._col_hi)
-    t.column_encoding_ids[t._col_lo == -2] = -2
-    t.encoding_ids, t._reps = span_ids(raw, t._enc_lo, t._enc_hi)
     return t
