@@ -120,18 +120,17 @@ def load_columns(layout: FileLayout, indices, min_columns: int = MIN_COLUMNS) ->
     k = np.where(ok, np.asarray(positions), 0)
     pages, q0 = t.pages[k], t.first_page[k]
     ok &= (pages >= 0) & ~t.has_buffers[k] & (t.column_encoding_ids[k] != -2)
-    used = int((t.first_page + np.maximum(t.pages, 0)).max(initial=0))
     # per column: its pages all simple, and its rows well within MAX_ROWS (sums over its page
     # slots, in floats: a column near the limit takes the protobuf path, which sums exactly)
-    marks = np.concatenate([[0], np.cumsum(~t.simple[:used])])
-    rows = np.concatenate([[0.0], np.cumsum(t.lengths[:used].astype(np.float64))])
+    marks = np.concatenate([[0], np.cumsum(~t.simple)])
+    rows = np.concatenate([[0.0], np.cumsum(t.lengths.astype(np.float64))])
     n = np.maximum(pages, 0)
     ok &= (marks[q0 + n] == marks[q0]) & (rows[q0 + n] - rows[q0] < MAX_ROWS / 2)
     shared = _Shared(t)
     limit = layout.file_size
     col_ids = t.column_encoding_ids[k].tolist()
     spans = list(zip(t.starts.tolist(), t.ends.tolist()))
-    lengths = t.lengths[:used].tolist()  # (dropped on return: each column keeps a tuple of its own)
+    lengths = t.lengths.tolist()  # (dropped on return: each column keeps a tuple of its own)
     column_encodings: dict[int, bytes] = {-1: b""}
     taken = 0
     for c, good, q, start, m, cid in zip(todo, ok.tolist(), k.tolist(), q0.tolist(), n.tolist(), col_ids):

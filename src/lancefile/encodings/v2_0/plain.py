@@ -38,6 +38,7 @@ import pyarrow as pa
 from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import LanceError
 from ...format.container import ARRAY_ENCODING_URL, COLUMN_ENCODING_URL, MAX_ROWS
+from ...format.walked import MIN_COLUMNS
 from ...io import read_spans
 from ..arrowutil import array_from_fixed, checks_values, fixed_width_bits, is_flat_fixed
 from ..selection import Selection
@@ -53,7 +54,7 @@ TAKE_MAX_ROWS = 4096
 TAKE_READ_BYTES = 32 << 20
 # from this many plain columns on, their pages are planned from one compiled walk of their
 # metadata (fewer: each column's own parse costs less than the walk's set-up, ~0.3 ms)
-TABLES_MIN_COLUMNS = 16
+TABLES_MIN_COLUMNS = MIN_COLUMNS
 
 
 class _Group:
