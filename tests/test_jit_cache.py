@@ -97,3 +97,42 @@ def test_the_stamp_follows_helpers_intrinsics_and_imported_constants():
     files = set()
     _jit._collect_sources(users[0].py_func, files, set())
     assert common in files  # the intrinsic's file
+
+
+def test_a_kernel_without_a_working_numba_raises_rather_than_running_as_python(monkeypatch):
+    """numba that cannot be imported (absent, or refusing the installed numpy, as releases do)
+    must stop the kernel with an ImportError naming numba, not run the plain function: those
+    are untested as Python (ctypes arguments, wrap-around, NaN payloads) and gave wrong floats."""
+    from lancefile._jit import _Kernel
+
+    def double(x):
+        return 2 * x
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` now raises ImportError
+    kernel = _Kernel(double)
+    with pytest.raises(ImportError, match=r"needs numba .*double.*pip install"):
+        kernel(21)
+    assert kernel._compiled is None  # nothing cached: a later call with numba back compiles it
+
+
+def test_reads_and_writes_without_numba_fail_clearly_and_leave_no_file(tmp_path):
+    """End to end in a fresh process whose numba import fails: a read raises the ImportError
+    (it used to warn and return floats with other NaN bits), and a write leaves nothing."""
+    fixture = os.path.join(os.path.dirname(__file__), "data", "2.2", "floats.lance")
+    out = tmp_path / "out.lance"
+    code = textwrap.dedent(f"""
+        import sys
+        sys.modules["numba"] = None
+        import pyarrow as pa, lancefile
+        for call in (lambda: lancefile.read_table({fixture!r}),
+                     lambda: lancefile.write_table(pa.table({{"x": list(range(5000))}}), {str(out)!r})):
+            try:
+                call()
+            except ImportError as exc:
+                print("ImportError", "needs numba" in str(exc))
+            else:
+                print("no error")
+    """)
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert got.stdout.split("\n")[:2] == ["ImportError True", "ImportError True"], got.stderr[-2000:]
+    assert not out.exists() and os.listdir(tmp_path) == []

@@ -3,8 +3,11 @@
 defines kernels neither imports numba nor compiles anything.
 
 The encodings' kernels (:mod:`lancefile.encodings.kernels`) and the I/O layer's
-(:mod:`lancefile.io`) use it; it sits below both. Without numba the plain function runs
-(correct, slow) and a warning says so.
+(:mod:`lancefile.io`) use it; it sits below both. numba is a hard dependency: when it cannot
+be imported (not installed, or a release that refuses this numpy), the first kernel call
+raises :class:`ImportError` saying so. The plain functions are not run in its place: they
+are untested as Python (ctypes arguments, integer wrap-around and NaN bit patterns differ)
+and would be ~1000x slower.
 
 numba keys its on-disk cache on the kernel's own source file, but a compiled kernel holds
 the code of the helpers it calls and the values of the module-level arrays it reads, which
@@ -29,7 +32,6 @@ import hashlib
 import sys
 import threading
 import types
-import warnings
 
 __all__ = ["_Kernel", "_helper", "_compile_helpers", "numba_loaded"]
 
@@ -39,8 +41,8 @@ _COMPILE_LOCK = threading.Lock()
 class _Kernel:
     """A loop compiled with ``numba.njit(cache=True)`` on its first call.
 
-    numba is imported only then, so ``import lancefile`` stays cheap.  Without numba the
-    plain function runs (correct, slow) and a warning says so.
+    numba is imported only then, so ``import lancefile`` stays cheap. Without a working numba
+    the call raises :class:`ImportError` (see the module doc).
     """
 
     def __init__(self, fn):
@@ -59,12 +61,12 @@ class _Kernel:
             if self._compiled is None:
                 try:
                     import numba
-                except ImportError:  # pragma: no cover - numba is a hard dependency
-                    warnings.warn("numba is not installed; lancefile kernels run as slow Python", stacklevel=3)
-                    self._compiled = self.py_func
-                else:
-                    _compile_helpers(self.py_func, numba)
-                    self._compiled = _njit_cached(self.py_func, numba)
+                except ImportError as exc:  # not installed, or refusing this numpy: say which
+                    raise ImportError(f"lancefile needs numba for its compiled kernels ({self.py_func.__name__} "
+                                      f"here), and `import numba` failed: {exc}. Install a numba release that "
+                                      "supports the installed numpy (pip install -U numba numpy).") from exc
+                _compile_helpers(self.py_func, numba)
+                self._compiled = _njit_cached(self.py_func, numba)
         return self._compiled
 
 
