@@ -321,7 +321,9 @@ class FileChecksums:
 
     @classmethod
     def parse(cls, raw, path: str) -> FileChecksums:
-        raw = bytes(raw)
+        # a view, not a copy: the arrays below are views of it (a 20,000-chunk file's 400 KB
+        # buffer cost two copies, ~0.3 ms of an open)
+        raw = memoryview(raw).cast("B")
         if len(raw) < _FIXED + 8 or not is_checksum_buffer(raw):
             raise CorruptFileError(f"{path}: the checksum buffer is too short")
         body, (own,) = raw[:-8], struct.unpack("<Q", raw[-8:])
