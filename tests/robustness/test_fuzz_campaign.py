@@ -49,3 +49,40 @@ def test_cases_are_reproducible(campaign, tmp_path):
     for i in (0, 17, 599):
         a, b = make_case(files, "ci", i), make_case(again, "ci", i)
         assert {k: a[k] for k in ("file", "kind", "spec", "ops")} == {k: b[k] for k in ("file", "kind", "spec", "ops")}
+
+
+def test_limits_grow_with_the_corpus_files(tmp_path, monkeypatch):
+    """A case of a corpus file over SCALE_BYTES gets time in proportion to its size, and every
+    worker's address space grows with the largest file: an 11 MB file's legitimate reads were
+    reported as hangs and over-allocations under the limits meant for 0.1-0.4 MB files."""
+    import numpy as np
+    import pyarrow as pa
+
+    import lancefile
+    from lancefile.fuzz import runner
+
+    big = tmp_path / "extra" / "big.lance"
+    big.parent.mkdir()
+    lancefile.write_table(pa.table({"x": np.random.default_rng(0).random(400_000)}), big, checksums=False)
+    size = big.stat().st_size
+    assert size > 2 * runner.SCALE_BYTES
+    seen = {"memory": set(), "timeouts": {}}
+
+    class Recorder:  # stands in for the worker process: records the limits it is given
+        def __init__(self, warm, memory_mb, directory):
+            seen["memory"].add(memory_mb)
+
+        def run(self, case, timeout):
+            seen["timeouts"].setdefault(case["file"], set()).add(timeout)
+            return "crash", [], ""
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(runner, "_Worker", Recorder)
+    runner.run_campaign(40, seed="limits", jobs=1, timeout=20.0, memory_mb=1000, corpus_dir=str(tmp_path / "c"),
+                        extra=[str(big.parent)], names=["ints"], versions=("2.2",))
+    assert seen["memory"] == {1000 + -(-runner.MEMORY_PER_BYTE * size // (1 << 20))}
+    timeouts = seen["timeouts"]
+    assert timeouts.pop("extra/big.lance") == {20.0 * size / runner.SCALE_BYTES}
+    assert timeouts and all(t == {20.0} for t in timeouts.values())  # the small generated files keep 20 s

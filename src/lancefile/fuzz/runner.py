@@ -7,6 +7,10 @@ warms up on the clean files, then limits its address space (``--memory-mb`` abov
 uses) and runs each case's reads on the mutated file and on the clean one: open, metadata,
 full read, range, take, projection and :func:`lancefile.verify`. A worker that dies is a
 *crash*, one that does not answer within ``--timeout`` seconds a *hang*; both are replaced.
+Both limits are for files of up to :data:`SCALE_BYTES`; a larger corpus file gets time in
+proportion to its size, and every worker's address space grows by :data:`MEMORY_PER_BYTE`
+times the largest file's bytes (an 11 MB pylance file of lists reads legitimately in 2.5-5 s
+and ~700 MB, which the plain limits reported as hangs and over-allocations).
 
 Each read ends in one of these outcomes, and a case takes its worst (problems first):
 
@@ -45,12 +49,42 @@ from . import corpus as corpus_mod
 from .filemap import FileMap, parse
 from .mutations import DATA_KINDS, KINDS, apply, generate
 
-__all__ = ["run_campaign", "Report", "CLASSES", "PROBLEMS", "make_case", "run_ops", "worker_main"]
+__all__ = ["run_campaign", "Report", "CLASSES", "PROBLEMS", "make_case", "run_ops", "worker_main", "case_timeout",
+           "worker_memory_mb", "SCALE_BYTES", "MEMORY_PER_BYTE"]
 
 CLASSES = ("crash", "hang", "foreign", "over-allocation", "invalid-arrow", "unnamed-error", "undetected",
            "silent-diff", "detected", "error", "same")
 PROBLEMS = CLASSES[:7]
 _RANK = {c: i for i, c in enumerate(CLASSES)}
+# The timeout and memory limit hold for corpus files up to this size (the generated ones are
+# 0.1-0.4 MB); a case of a larger file gets size / SCALE_BYTES times the timeout
+SCALE_BYTES = 1 << 20
+# A worker may add this many bytes of address space per byte of the largest corpus file, on top
+# of --memory-mb (a full read, the clean file's too, the columns as Arrow and numpy's temporaries)
+MEMORY_PER_BYTE = 64
+
+
+def case_timeout(timeout: float, file_bytes: int) -> float:
+    """Seconds a case of a ``file_bytes`` corpus file may take before it counts as a hang.
+
+    Example::
+
+        >>> case_timeout(20.0, 300_000), case_timeout(20.0, 11 << 20)
+        (20.0, 220.0)
+    """
+    return timeout * max(1.0, file_bytes / SCALE_BYTES)
+
+
+def worker_memory_mb(memory_mb: int, largest_bytes: int) -> int:
+    """The address space (MB) a worker may add once warm, for a corpus whose largest file has
+    ``largest_bytes``: ``memory_mb`` plus :data:`MEMORY_PER_BYTE` per byte of that file.
+
+    Example::
+
+        >>> worker_memory_mb(1024, 300_000), worker_memory_mb(1024, 11 << 20)
+        (1043, 1728)
+    """
+    return memory_mb + -(-MEMORY_PER_BYTE * largest_bytes // (1 << 20))
 
 
 # -- cases --------------------------------------------------------------------------------------
@@ -372,6 +406,8 @@ def run_campaign(cases: int, seed=0, *, jobs: int | None = None, timeout: float 
     paths = corpus_mod.build(corpus_dir, names=names, versions=versions, extra=extra)
     files = describe_corpus(paths, corpus_dir)
     jobs = jobs or max(1, min(4, os.cpu_count() or 1))
+    memory_mb = worker_memory_mb(memory_mb, max(os.path.getsize(f.path) for f in files))
+    sizes = {f.name: os.path.getsize(f.path) for f in files}
     report = Report(seed=seed)
     lock = threading.Lock()
     pending = iter(range(start, start + cases))
@@ -393,7 +429,8 @@ def run_campaign(cases: int, seed=0, *, jobs: int | None = None, timeout: float 
                 path = os.path.join(mutants, f"w{w}.lance")
                 with open(path, "wb") as fh:
                     fh.write(apply(by_name[case["file"]].fm, case["spec"]))
-                status, results, detail = worker.run(dict(case, path=path), timeout)
+                status, results, detail = worker.run(dict(case, path=path),
+                                                     case_timeout(timeout, sizes[case["file"]]))
                 cls = status if status in ("crash", "hang") else classify(case, results)
                 with lock:
                     report.add(case, cls, results, detail)
