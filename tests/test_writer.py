@@ -399,3 +399,59 @@ def test_dictionary_chunks_with_different_dictionaries_combine_to_the_same_value
     p = tmp_path / "d.lance"
     lancefile.write_table(t, p)
     assert lancefile.LanceFileReader(p).read_all().to_table().column("d").to_pylist() == column.to_pylist()
+
+
+@pytest.mark.skipif(not hasattr(os, "writev"), reason="writes through os.writev")
+def test_a_writer_that_gave_up_never_reports_success(tmp_path, monkeypatch):
+    """After a failed write_batch (the disk filled up), a caller that catches the error and
+    closes anyway gets the error again, not a row count for a file that is not there; so
+    does a second close after a failed one, and size_bytes. An explicit abort() does the same;
+    abort() after a successful close keeps the file."""
+    import errno
+
+    import lancefile.sink as sink_mod
+
+    monkeypatch.setattr(sink_mod, "_QUEUE_BYTES", 16 << 10)
+    real, calls = os.writev, []
+
+    def full_after_two(fd, views):
+        calls.append(fd)
+        if len(calls) > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, views)
+
+    t = pa.table({"x": pa.array(np.random.default_rng(0).integers(0, 2**62, 64_000))})
+    path = tmp_path / "f.lance"
+    monkeypatch.setattr(os, "writev", full_after_two)
+    w = lancefile.LanceFileWriter(path, t.schema, max_page_bytes=32 << 10, data_cache_bytes=32 << 10)
+    with pytest.raises(lancefile.LanceIOError, match="No space left"):
+        for _ in range(20):  # the writer thread's failure shows in a later write_batch
+            for b in t.to_batches(max_chunksize=8_000):
+                w.write_batch(b)
+    monkeypatch.setattr(os, "writev", real)  # the disk has room again: still no success
+    for call in (w.close, w.close, w.size_bytes, lambda: w.write_batch(t)):
+        with pytest.raises(lancefile.LanceIOError, match=r"aborted after an error \(.*No space left.*nothing was"):
+            call()
+    assert _only(tmp_path) == []
+
+    w = lancefile.LanceFileWriter(path, t.schema)  # a close that fails, then one retried
+    w.write_batch(t)
+    monkeypatch.setattr(os, "replace", lambda a, b: (_ for _ in ()).throw(OSError(errno.EIO, "I/O error")))
+    with pytest.raises(lancefile.LanceIOError, match="I/O error"):
+        w.close()
+    monkeypatch.undo()
+    with pytest.raises(lancefile.LanceIOError, match="aborted after an error"):
+        w.close()
+    assert _only(tmp_path) == []
+
+    w = lancefile.LanceFileWriter(path, t.schema)
+    w.write_batch(t)
+    w.abort()
+    with pytest.raises(lancefile.InvalidInputError, match="the writer was aborted, and nothing was written"):
+        w.close()
+    assert _only(tmp_path) == []
+
+    with lancefile.LanceFileWriter(path, t.schema) as w:
+        w.write_batch(t)
+    w.abort()  # too late to give up: the file stays
+    assert w.close() == t.num_rows and lancefile.read_table(path).equals(t)

@@ -34,7 +34,7 @@ from ._gcpause import gc_paused
 from ._proto import file2_pb2
 from .encodings.structural.encode_many import float_pages, group_fields, many_key
 from .encodings.versions import codec_for
-from .errors import InvalidInputError, LanceIOError, SchemaMismatchError, StorageTypeWarning
+from .errors import InvalidInputError, LanceError, LanceIOError, SchemaMismatchError, StorageTypeWarning
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
@@ -246,6 +246,7 @@ class LanceFileWriter:
         self._global_refs: list[BufferRef] = []
         self._num_rows = 0
         self._closed = False
+        self._aborted: BaseException | bool = False  # abort()ed: True, or the error that made it give up
         if schema is not None:
             self._start(schema)
 
@@ -292,8 +293,18 @@ class LanceFileWriter:
         return self._schema
 
     def _check_open(self) -> None:
+        if self._aborted is not False:
+            raise self._abandoned()
         if self._closed:
             raise InvalidInputError(f"writer for {self.path} is already closed")
+
+    def _abandoned(self) -> LanceError:
+        """The error for using a writer that gave up (an earlier error, or :meth:`abort`): a
+        :class:`~lancefile.LanceIOError` when an I/O failure made it give up."""
+        cause = self._aborted
+        why = f" after an error ({cause})" if isinstance(cause, BaseException) and str(cause) else ""
+        kind = LanceIOError if isinstance(cause, OSError) else InvalidInputError
+        return kind(f"cannot write {self.path}: the writer was aborted{why}, and nothing was written")
 
     # -- writing ------------------------------------------------------------------------
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -329,10 +340,11 @@ class LanceFileWriter:
             self._flush_fields(due)
             self._num_rows += batch.num_rows
         except OSError as exc:
-            self.abort()
-            raise self._io_error(exc) from exc
-        except BaseException:
-            self.abort()
+            error = self._io_error(exc)
+            self._give_up(error)
+            raise error from exc
+        except BaseException as exc:
+            self._give_up(exc)
             raise
 
     def _pend_table(self, table: pa.Table) -> bool:
@@ -498,8 +510,9 @@ class LanceFileWriter:
         try:
             self._global_refs.append(self._sink.write_buffer(data))
         except OSError as exc:
-            self.abort()
-            raise self._io_error(exc) from exc
+            error = self._io_error(exc)
+            self._give_up(error)
+            raise error from exc
         return len(self._global_refs)
 
     def add_schema_metadata(self, key: str, value: str) -> None:
@@ -520,6 +533,8 @@ class LanceFileWriter:
             return self._close()
 
     def _close(self) -> int:
+        if self._aborted is not False:  # never a row count for a file that is not there
+            raise self._abandoned()
         if self._closed:
             return self._num_rows
         try:
@@ -539,16 +554,19 @@ class LanceFileWriter:
             if self._remote is not None:
                 self._remote.send()
         except OSError as exc:
-            self.abort()
-            raise self._io_error(exc) from exc
-        except BaseException:
-            self.abort()
+            error = self._io_error(exc)
+            self._give_up(error)
+            raise error from exc
+        except BaseException as exc:
+            self._give_up(exc)
             raise
         self._closed = True
         return self._num_rows
 
     def size_bytes(self) -> int:
         """The size of the finished file in bytes (after :meth:`close`)."""
+        if self._aborted is not False:
+            raise self._abandoned()
         if not self._closed or self._size is None:
             raise InvalidInputError(f"{self.path}: the file's size is known once the writer is closed")
         return self._size
@@ -572,7 +590,17 @@ class LanceFileWriter:
                 for e in self._codec.column_encodings(self._lance_schema, self._columns)]
 
     def abort(self) -> None:
-        """Give up: remove the temporary file; nothing is left at the destination."""
+        """Give up: remove the temporary file; nothing is left at the destination. Later calls
+        of :meth:`write_batch`, :meth:`close` or :meth:`size_bytes` raise (a closed file is
+        kept: aborting it removes nothing)."""
+        if self._closed and self._aborted is False:
+            return
+        self._give_up(True)
+
+    def _give_up(self, cause: BaseException | bool) -> None:
+        """:meth:`abort`, remembering why (said again by a later :meth:`close`)."""
+        if self._aborted is False:
+            self._aborted = cause
         self._closed = True
         sink, self._sink = self._sink, None
         if sink is not None:
