@@ -455,3 +455,30 @@ def test_a_writer_that_gave_up_never_reports_success(tmp_path, monkeypatch):
         w.write_batch(t)
     w.abort()  # too late to give up: the file stays
     assert w.close() == t.num_rows and lancefile.read_table(path).equals(t)
+
+
+@pytest.mark.parametrize("stem", ["n" * 244, "é" * 122, "x"])
+def test_names_up_to_the_file_system_limit_are_written(tmp_path, stem):
+    """The temporary file's name adds 18 bytes to the destination's: a legal name of up to 255
+    bytes (counted in UTF-8) is still written, its temporary name cut at a character."""
+    from lancefile import tempfiles
+
+    name = stem + ".lance"
+    assert len(os.fsencode(name)) <= 250
+    tmp = os.path.basename(tempfiles.temporary_path(str(tmp_path / name)))
+    assert len(os.fsencode(tmp)) <= tempfiles.NAME_MAX and tempfiles.is_temporary(tmp) and tmp.isprintable()
+    lancefile.write_table(_table(), tmp_path / name)
+    assert _only(tmp_path) == [name] and lancefile.read_table(tmp_path / name).equals(_table())
+
+
+def test_a_temporary_file_that_cannot_be_made_names_the_destination(tmp_path, monkeypatch):
+    from lancefile import tempfiles
+
+    fixed = "0123456789abcdef" * 2
+    monkeypatch.setattr(tempfiles.uuid, "uuid4", lambda: type("U", (), {"hex": fixed})())
+    blocker = tmp_path / ".f.lance.0123456789ab.tmp"
+    blocker.write_bytes(b"someone else's")  # the temporary name is taken
+    with pytest.raises(lancefile.LanceIOError, match=r"cannot write .*/f\.lance: cannot create the temporary file "
+                                                     r".*\.f\.lance\.0123456789ab\.tmp: File exists"):
+        lancefile.write_table(_table(), tmp_path / "f.lance")
+    assert _only(tmp_path) == [blocker.name] and blocker.read_bytes() == b"someone else's"

@@ -36,7 +36,7 @@ import uuid
 from .errors import LanceIOError
 
 __all__ = ["temporary_path", "is_temporary", "create_locked", "remove_stale", "sweep_once", "STALE_AFTER",
-           "SWEEP_INTERVAL"]
+           "SWEEP_INTERVAL", "NAME_MAX"]
 
 try:  # POSIX advisory locks; elsewhere stale files are only swept by age
     import fcntl
@@ -52,14 +52,29 @@ SWEEP_INTERVAL = 60.0
 _UNLOCKED_STALE_AFTER = 24 * 3600.0
 
 _PATTERN = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+# The longest file name most file systems allow, in bytes, and what a temporary name adds
+NAME_MAX = 255
+_TEMP_EXTRA = len(".") + len(".0123456789ab.tmp")
 _swept: dict[str, float] = {}
 _SWEPT_MAX = 4096  # directories remembered at most (each costs ~200 bytes)
 _swept_lock = threading.Lock()
 
 
 def temporary_path(path: str) -> str:
-    """Where a write to ``path`` goes until it is complete: ``<dir>/.<name>.<12 hex>.tmp``."""
+    """Where a write to ``path`` goes until it is complete: ``<dir>/.<name>.<12 hex>.tmp``,
+    the name cut (at a character) where the whole would pass :data:`NAME_MAX` bytes: a
+    destination name of up to 255 bytes is written like any other.
+
+    Example::
+
+        >>> os.path.basename(temporary_path("/d/" + "n" * 250 + ".lance"))[:5], len(os.path.basename(
+        ...     temporary_path("/d/" + "n" * 250 + ".lance")))
+        ('.nnnn', 255)
+    """
     directory, name = os.path.split(os.path.abspath(path))
+    raw = os.fsencode(name)
+    if len(raw) > NAME_MAX - _TEMP_EXTRA:
+        name = os.fsdecode(raw[: NAME_MAX - _TEMP_EXTRA].decode("utf-8", "ignore").encode("utf-8"))
     return os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
 
 
@@ -73,7 +88,7 @@ def create_locked(path: str):
     try:
         f = open(path, "xb", buffering=0)
     except OSError as exc:
-        raise LanceIOError(f"cannot create {path}: {exc.strerror or exc}") from exc
+        raise LanceIOError(f"cannot create the temporary file {path}: {exc.strerror or exc}") from exc
     if fcntl is not None:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

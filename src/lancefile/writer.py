@@ -275,8 +275,11 @@ class LanceFileWriter:
                            for f, enc in zip(schema, self._encoders)]
         _warn_stored_types(schema)
         sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
-        self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns), self._codec.page_encoding_url,
-                           checksums=self._checksums)
+        try:
+            self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns),
+                                  self._codec.page_encoding_url, checksums=self._checksums)
+        except LanceIOError as exc:  # (the temporary file: say which destination it was for)
+            raise LanceIOError(f"cannot write {self.path}: {exc}") from exc
         self._pending = [[] for _ in lance_schema.fields]
         self._pending_bytes = [0] * len(lance_schema.fields)
         # bytes a value of the columns whose size is their length times it (when they have no
@@ -603,15 +606,15 @@ class LanceFileWriter:
             self._aborted = cause
         self._closed = True
         sink, self._sink = self._sink, None
-        if sink is not None:
+        if sink is not None:  # (only a temporary file this writer made: never one it found there)
             try:
                 sink.discard()
             except OSError:
                 pass
-        try:
-            os.unlink(self._tmp)
-        except FileNotFoundError:
-            pass
+            try:
+                os.unlink(self._tmp)
+            except FileNotFoundError:
+                pass
         if self._remote is not None:
             self._remote.discard()
 
