@@ -25,6 +25,7 @@ import uuid
 from .errors import InvalidInputError, LanceIOError
 from . import s3
 from .objectstore import IO_THREADS, ObjectStore, is_uri, resolve_store
+from .tempfiles import STAGING_PREFIX, sweep_staging
 
 __all__ = ["RemoteTarget", "local_path"]
 
@@ -56,8 +57,14 @@ class RemoteTarget:
         self._store, self._fileobj = store, fileobj
         # write straight to the key: only for names no reader looks at before a commit names them
         self._direct = False
-        self._dir = tempfile.mkdtemp(prefix="lancefile-upload-")
+        sweep_staging()  # what writers killed while staging left (at most once a minute)
+        self._dir = tempfile.mkdtemp(prefix=STAGING_PREFIX)
         self.staging = os.path.join(self._dir, "file.lance")
+
+    def ensure_staging(self) -> None:
+        """Make the staging directory again if a sweep took it (it was empty and untouched for
+        an hour: a writer that waited that long for its first batch)."""
+        os.makedirs(self._dir, exist_ok=True)
 
     @classmethod
     def of(cls, dest, storage_options: dict | None = None, filesystem=None) -> "RemoteTarget | None":

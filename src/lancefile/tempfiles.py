@@ -36,7 +36,7 @@ import uuid
 from .errors import LanceIOError
 
 __all__ = ["temporary_path", "is_temporary", "create_locked", "remove_stale", "sweep_once", "STALE_AFTER",
-           "SWEEP_INTERVAL", "NAME_MAX"]
+           "SWEEP_INTERVAL", "NAME_MAX", "sweep_staging", "STAGING_PREFIX", "STAGING_STALE_AFTER"]
 
 try:  # POSIX advisory locks; elsewhere stale files are only swept by age
     import fcntl
@@ -147,18 +147,63 @@ def _unlink_if_unlocked(path: str) -> bool:
         os.close(fd)
 
 
-def sweep_once(directory: str) -> None:
-    """:func:`remove_stale` unless this process swept ``directory`` in the last :data:`SWEEP_INTERVAL` s."""
-    key = os.path.abspath(directory)
+# Private staging directories (``<system temp>/lancefile-upload-*``, :mod:`lancefile.remote`)
+# left empty by a dead writer are removed once untouched this long: a live writer may make its
+# directory long before its first batch (and makes it again if a sweep took it)
+STAGING_PREFIX = "lancefile-upload-"
+STAGING_STALE_AFTER = 3600.0
+
+
+def sweep_staging(root: str | None = None) -> list[str]:
+    """Remove what writers killed while staging a file for an object store or a file object
+    left in ``root`` (the system temporary directory): their temporary files, as
+    :func:`remove_stale` does, then their directories once empty and untouched for
+    :data:`STAGING_STALE_AFTER` seconds. Returns the paths removed. At most once every
+    :data:`SWEEP_INTERVAL` seconds a process, like :func:`sweep_once`."""
+    import tempfile
+
+    root = os.path.abspath(root or tempfile.gettempdir())
+    key = os.path.join(root, STAGING_PREFIX + "*")
+    if not _due(key):
+        return []
+    removed = []
+    try:
+        entries = [e for e in os.scandir(root) if e.name.startswith(STAGING_PREFIX)]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            removed += remove_stale(entry.path)
+            if now - entry.stat(follow_symlinks=False).st_mtime >= STAGING_STALE_AFTER:
+                os.rmdir(entry.path)  # only when empty (a live writer's file is never removed)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
+def _due(key: str) -> bool:
+    """Whether ``key`` was not swept by this process in the last :data:`SWEEP_INTERVAL` s (and
+    mark it swept now)."""
     now = time.monotonic()
     with _swept_lock:
         last = _swept.get(key)
         if last is not None and now - last < SWEEP_INTERVAL:
-            return
+            return False
         if len(_swept) >= _SWEPT_MAX:  # a process writing into many directories: forget the old ones
             for old in [k for k, t in _swept.items() if now - t >= SWEEP_INTERVAL]:
                 del _swept[old]
             if len(_swept) >= _SWEPT_MAX:  # forgetting costs one more sweep, never a wrong one
                 _swept.clear()
         _swept[key] = now
-    remove_stale(key)
+    return True
+
+
+def sweep_once(directory: str) -> None:
+    """:func:`remove_stale` unless this process swept ``directory`` in the last :data:`SWEEP_INTERVAL` s."""
+    key = os.path.abspath(directory)
+    if _due(key):
+        remove_stale(key)

@@ -275,6 +275,8 @@ class LanceFileWriter:
                            for f, enc in zip(schema, self._encoders)]
         _warn_stored_types(schema)
         sweep_once(os.path.dirname(self._tmp))  # temporary files of writers that were killed
+        if self._remote is not None:
+            self._remote.ensure_staging()
         try:
             self._sink = FileSink(self._tmp, self.options.alignment, len(self._columns),
                                   self._codec.page_encoding_url, checksums=self._checksums)

@@ -8,6 +8,7 @@ them where they have some) so the forged bytes reach the checks under test.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import signal
@@ -446,6 +447,58 @@ def test_sweeps_remember_a_bounded_number_of_directories(tmp_path, monkeypatch):
     # a directory swept a moment ago is still remembered: the next write into it does not sweep
     monkeypatch.setattr(tempfiles, "remove_stale", lambda d: pytest.fail(f"swept {d} again"))
     tempfiles.sweep_once(str(tmp_path / f"d{tempfiles._SWEPT_MAX + 499}"))
+
+
+_KILLED_STAGING_WRITER = """
+import io, sys, numpy as np, pyarrow as pa, lancefile
+t = pa.table({"x": np.arange(1 << 16), "s": pa.array([str(i) for i in range(1 << 16)])})
+with lancefile.LanceFileWriter(io.BytesIO(), t.schema, data_cache_bytes=1 << 16) as w:
+    print("writing", flush=True)
+    while True:
+        w.write_batch(t)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_killed_writes_to_file_objects_are_swept_from_the_temporary_folder(tmp_path, monkeypatch):
+    # Finding (2026-11-30, a helper's SIGKILL probe): a write to a file object or an object
+    # store stages the file in <system temp>/lancefile-upload-*/; a writer killed there left
+    # its partial file for good, since every later writer swept only its own new directory.
+    import tempfile
+
+    from lancefile import tempfiles
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch), PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_STAGING_WRITER], stdout=subprocess.PIPE, env=env)
+    assert proc.stdout.readline().strip() == b"writing"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (staged,) = os.listdir(scratch)
+    assert staged.startswith(tempfiles.STAGING_PREFIX) and _temporaries(scratch / staged)
+    old_empty = scratch / (tempfiles.STAGING_PREFIX + "old")
+    old_empty.mkdir()
+    os.utime(old_empty, (0, 0))  # a dead writer's emptied directory, long ago
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(tempfiles, "_swept", {})
+    time.sleep(1.1)  # older than STALE_AFTER
+    live = lancefile.LanceFileWriter(io.BytesIO(), pa.schema([("x", pa.int64())]))  # sweeps, then stages
+    live.write_batch(pa.table({"x": [1, 2]}))
+    assert _temporaries(scratch / staged) == []  # the dead writer's partial file is gone
+    assert not old_empty.exists()
+    assert tempfiles.sweep_staging(str(scratch)) == []  # once a minute: nothing more now
+    monkeypatch.setattr(tempfiles, "_swept", {})
+    monkeypatch.setattr(tempfiles, "STALE_AFTER", 0.0)
+    assert not any(p.endswith(".tmp") for p in tempfiles.sweep_staging(str(scratch)))  # the live one is locked
+    out = io.BytesIO()
+    live2 = lancefile.LanceFileWriter(out)  # no schema: nothing is staged before the first batch
+    os.rmdir(live2._remote._dir)  # which came after a sweep took the empty directory
+    live2.write_batch(pa.table({"x": [3]}))
+    live2.close()
+    assert lancefile.read_table(io.BytesIO(out.getvalue())).column("x").to_pylist() == [3]
+    live.close()
 
 
 def test_destination_that_is_a_directory(tmp_path):
