@@ -482,3 +482,26 @@ def test_a_temporary_file_that_cannot_be_made_names_the_destination(tmp_path, mo
                                                      r".*\.f\.lance\.0123456789ab\.tmp: File exists"):
         lancefile.write_table(_table(), tmp_path / "f.lance")
     assert _only(tmp_path) == [blocker.name] and blocker.read_bytes() == b"someone else's"
+
+
+def test_the_new_name_is_synced_after_the_rename(tmp_path, monkeypatch):
+    """A finished file survives a crash only once its directory is synced after the rename
+    (fsync of the file alone leaves the new name in memory): the writer and a dataset's commit
+    both sync the destination's directory, after the name exists."""
+    import stat as stat_mod
+
+    real, synced_dirs = os.fsync, []
+
+    def recording(fd):
+        st = os.fstat(fd)
+        if stat_mod.S_ISDIR(st.st_mode):
+            synced_dirs.append((st.st_ino, sorted(n for n in os.listdir(tmp_path) if not n.startswith("."))))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    lancefile.write_table(_table(), tmp_path / "f.lance")
+    assert synced_dirs == [(os.stat(tmp_path).st_ino, ["f.lance"])]
+    synced_dirs.clear()
+    lancefile.write_dataset(_table(), tmp_path / "ds")
+    versions = os.stat(tmp_path / "ds" / "_versions").st_ino
+    assert versions in [ino for ino, _ in synced_dirs]  # the manifest's name

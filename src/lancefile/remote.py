@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import uuid
 
@@ -46,6 +47,14 @@ def local_path(path) -> str:
         raise LanceIOError(f"cannot write {out}: directory {directory} does not exist")
     if os.path.isdir(out):
         raise LanceIOError(f"cannot write {out}: it is a directory")
+    try:
+        mode = os.lstat(out).st_mode
+    except OSError:
+        return out
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # the rename would put a file in its place
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise LanceIOError(f"cannot write {out}: it is {kind}, which a Lance file would replace")
     return out
 
 

@@ -36,7 +36,8 @@ import uuid
 from .errors import LanceIOError
 
 __all__ = ["temporary_path", "is_temporary", "create_locked", "remove_stale", "sweep_once", "STALE_AFTER",
-           "SWEEP_INTERVAL", "NAME_MAX", "sweep_staging", "STAGING_PREFIX", "STAGING_STALE_AFTER"]
+           "SWEEP_INTERVAL", "NAME_MAX", "sweep_staging", "STAGING_PREFIX", "STAGING_STALE_AFTER",
+           "sync_directory"]
 
 try:  # POSIX advisory locks; elsewhere stale files are only swept by age
     import fcntl
@@ -143,6 +144,23 @@ def _unlink_if_unlocked(path: str) -> bool:
             return True
         except OSError:
             return False
+    finally:
+        os.close(fd)
+
+
+def sync_directory(directory: str) -> None:
+    """Make a rename or a new name in ``directory`` durable (fsync of the directory): a file
+    fsynced and then renamed is only sure to be found under its new name after a crash once
+    its directory is synced too. Where directories cannot be synced (Windows, some network
+    file systems) this does nothing."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # EINVAL: a file system that does not sync directories
+        pass
     finally:
         os.close(fd)
 

@@ -40,7 +40,7 @@ from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
 from .remote import RemoteTarget, local_path as _local_path
 from .sink import FileSink
-from .tempfiles import sweep_once, temporary_path
+from .tempfiles import sweep_once, sync_directory, temporary_path
 from .threadpools import shared_pool
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
@@ -554,6 +554,8 @@ class LanceFileWriter:
             if os.name == "nt":  # Windows cannot rename an open file (and has no locks to keep)
                 self._sink.file.close()
             os.replace(self._tmp, self._target)
+            if self._remote is None:  # the new name on disk too (a staging copy needs no such care)
+                sync_directory(os.path.dirname(self._target))
             self._size = os.path.getsize(self._target)
             self._sink.file.close()  # the lock goes with it, after the rename: no sweep can take the file
             if self._remote is not None:

@@ -501,6 +501,31 @@ def test_killed_writes_to_file_objects_are_swept_from_the_temporary_folder(tmp_p
     live.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_destination_that_is_not_a_regular_file_is_refused(tmp_path):
+    # Finding (2026-11-30, a helper's probe): a FIFO or a device at the destination was replaced
+    # by the written file (as root, /dev/null). A symlink is still replaced, as pylance does.
+    fifo = tmp_path / "p.lance"
+    os.mkfifo(fifo)
+    with pytest.raises(lancefile.LanceIOError, match=r"p\.lance: it is a FIFO"):
+        lancefile.write_table(pa.table({"x": [1]}), fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["p.lance"]
+    device = tmp_path / "null.lance"  # never /dev/null itself: a regression would replace it
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, AttributeError):  # not root, or no mknod
+        pass
+    else:
+        with pytest.raises(lancefile.LanceIOError, match="it is a device"):
+            lancefile.LanceFileWriter(device)
+        assert stat.S_ISCHR(os.lstat(device).st_mode)
+        device.unlink()
+    (tmp_path / "v1.lance").write_bytes(b"old")
+    os.symlink(tmp_path / "v1.lance", tmp_path / "latest.lance")
+    lancefile.write_table(pa.table({"x": [1]}), tmp_path / "latest.lance")
+    assert not os.path.islink(tmp_path / "latest.lance") and (tmp_path / "v1.lance").read_bytes() == b"old"
+
+
 def test_destination_that_is_a_directory(tmp_path):
     (tmp_path / "d.lance").mkdir()
     with pytest.raises(lancefile.LanceIOError, match="is a directory"):

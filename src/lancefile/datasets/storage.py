@@ -27,6 +27,7 @@ import uuid
 
 from ..errors import CorruptFileError, InvalidInputError, LanceError, LanceIOError
 from ..objectstore import ObjectStore, is_uri, resolve_store
+from ..tempfiles import sync_directory
 
 __all__ = ["Root", "dataset_root", "name", "join", "list_names", "read_small", "source", "is_remote",
            "refuse_remote_write", "inside", "make_dirs", "put_file", "remove", "create_if_absent",
@@ -184,11 +185,12 @@ def _place_local(loc: str, data: bytes, exclusive: bool) -> bool:
             os.fsync(f.fileno())
         if not exclusive:
             os.replace(tmp, loc)
-            return True
-        try:
-            os.link(tmp, loc)
-        except FileExistsError:
-            return False
+        else:
+            try:
+                os.link(tmp, loc)
+            except FileExistsError:
+                return False
+        sync_directory(directory)  # the new name survives a crash too (the temporary one is gone by then)
         return True
     except OSError as exc:
         raise LanceIOError(f"cannot write {loc}: {exc.strerror or exc}") from exc
