@@ -957,3 +957,26 @@ def test_concurrent_lancefile_and_pylance_appends(tmp_path):
     assert all(r["ok"] for r in py_results), [r for r in py_results if not r["ok"]][:3]
     _check_concurrent_result(uri, results, 2, "lancefile + pylance writers")
     assert _overlapping_appends(results) > 0, "the workers never wrote at the same time: nothing was tested"
+
+
+def test_a_failed_create_leaves_no_empty_folders(tmp_path):
+    """A create that fails (the caller's batches raise) removes its data files and the folders
+    it made; a folder that was there before stays, and so does anything in it."""
+    schema = pa.schema([("x", pa.int64())])
+
+    def failing():
+        yield pa.record_batch([pa.array([1, 2])], schema=schema)
+        raise KeyError("caller failed")
+
+    uri = tmp_path / "new" / "ds"
+    (tmp_path / "new").mkdir()
+    with pytest.raises(KeyError):
+        lancefile.write_dataset(pa.RecordBatchReader.from_batches(schema, failing()), uri)
+    assert os.listdir(tmp_path / "new") == []
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    with pytest.raises(KeyError):
+        lancefile.write_dataset(pa.RecordBatchReader.from_batches(schema, failing()), tmp_path / "kept")
+    assert os.listdir(tmp_path / "kept") == ["notes.txt"]
+    lancefile.write_dataset(pa.table({"x": [5]}), uri)  # and the create can be made again
+    assert lancefile.dataset(uri).to_table().column("x").to_pylist() == [5]

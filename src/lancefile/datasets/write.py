@@ -456,13 +456,31 @@ def write_dataset(data, uri, *, mode: str = "create", schema: pa.Schema | None =
     schema, batches = _batches(data, schema)
     plan = plan_write(uri, schema, mode=mode, max_rows_per_file=max_rows_per_file,
                       data_storage_version=data_storage_version, storage_options=storage_options)
-    fragments = write_fragments(plan, batches)
+    made = _new_directories(plan.root)
     try:
-        committed = _commit(plan, fragments)
+        fragments = write_fragments(plan, batches)
+        try:
+            committed = _commit(plan, fragments)
+        except BaseException:
+            _remove_files(plan.root, fragments)
+            raise
     except BaseException:
-        _remove_files(plan.root, fragments)
+        for directory in made:  # a failed create leaves no empty dataset folders behind
+            try:
+                os.rmdir(directory)  # only if still empty
+            except OSError:
+                pass
         raise
     return LanceDataset(plan.root, committed, committed.manifest.version)
+
+
+def _new_directories(root) -> list[str]:
+    """The local directories a write may make under ``root`` (and ``root``) that do not exist
+    yet, innermost first: what to remove again, when empty, after a failure."""
+    if is_remote(root):
+        return []
+    subdirs = [join(root, d) for d in (DATA_DIR, TRANSACTIONS_DIR, VERSIONS_DIR)]
+    return [d for d in [*subdirs, root] if not os.path.exists(d)]
 
 
 def _remove_files(root, fragments: list[bytes]) -> None:
