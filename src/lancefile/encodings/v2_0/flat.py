@@ -39,7 +39,10 @@ def _decompressed(msg, page) -> np.ndarray:
 
 
 def _is_compressed(msg) -> bool:
-    return msg.HasField("compression") and bool(msg.compression.scheme)
+    """Whether a 2.0 Flat buffer is compressed: a scheme is named, and it is not ``"none"``
+    (pylance writes that for a field whose ``lance-encoding:compression`` is ``none``: the
+    bytes as they are)."""
+    return msg.HasField("compression") and msg.compression.scheme.strip().lower() not in ("", "none")
 
 
 def flat_bytes(msg, page, start: int, length: int):
