@@ -90,6 +90,8 @@ def _kind(t: pa.DataType) -> str | None:
         return "float"
     if pa.types.is_boolean(t):
         return "bool"
+    if pa.types.is_fixed_size_binary(t) and t.byte_width == 0:  # every value b'': nothing to prune by
+        return None
     if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
             or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_decimal(t)):
         return "other"

@@ -40,3 +40,50 @@ def test_compression_none_in_2_0_files(name, tmp_path):
     ours = tmp_path / "lf.lance"
     lancefile.write_table(table, ours, version="2.0")
     assert_tables_equal(reference_read(ours), table)
+
+
+_FSB0 = pa.binary(0)
+_EMPTY_BINARY = {
+    "with_nulls": pa.array([b"", None, b"", b""], _FSB0),
+    "no_nulls": pa.array([b""] * 4, _FSB0),
+    "in_a_list": pa.array([[b""], None, [], [b"", None]], pa.list_(_FSB0)),
+    "in_a_struct": pa.array([{"a": b"", "b": 1}, None, {"a": None, "b": 2}, {"a": b"", "b": 3}],
+                            pa.struct([("a", _FSB0), ("b", pa.int32())])),
+}
+
+
+def _empty_binary_table(name: str) -> pa.Table:
+    return pa.table({"c": _EMPTY_BINARY[name], "i": pa.array(range(4), pa.int32())})
+
+
+@pytest.mark.parametrize("name", sorted(_EMPTY_BINARY))
+def test_fixed_size_binary_0_at_2_2(name, tmp_path):
+    """fixed_size_binary(0) (every value b''): 2.2 stores it as a constant, which pylance reads
+    and lancefile refused as '8-bit values' (a width of 0 taken for 'unknown'), even in its own
+    files."""
+    table = _empty_binary_table(name)
+    theirs = reference_write(table, tmp_path / "pl.lance", "2.2")
+    assert_tables_equal(lancefile.read_table(theirs), reference_read(theirs))
+    ours = tmp_path / "lf.lance"
+    lancefile.write_table(table, ours, version="2.2")
+    assert_tables_equal(lancefile.read_table(ours), table)
+    assert_tables_equal(reference_read(ours), table)
+    assert lancefile.LanceFileReader(ours).take_rows([3, 0]).to_table().equals(table.take([3, 0]))
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+@pytest.mark.parametrize("name", sorted(_EMPTY_BINARY))
+def test_fixed_size_binary_0_is_refused_where_no_reader_can_read_it(name, version, tmp_path):
+    """At 2.0 and 2.1 both writers accepted fixed_size_binary(0) and neither reader could read
+    the file: lancefile now refuses it before writing, naming the field and the version."""
+    with pytest.raises(lancefile.UnsupportedTypeError, match=r"fixed_size_binary\[0\].*2\.2"):
+        lancefile.write_table(_empty_binary_table(name), tmp_path / "f.lance", version=version)
+    assert not (tmp_path / "f.lance").exists()
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_fixed_size_lists_of_fixed_size_binary_0_are_refused(version, tmp_path):
+    table = pa.table({"c": pa.array([[b"", b""], None], pa.list_(_FSB0, 2))})
+    with pytest.raises(lancefile.UnsupportedTypeError, match="fixed_size_binary"):
+        lancefile.write_table(table, tmp_path / "f.lance", version=version)
+    assert not (tmp_path / "f.lance").exists()

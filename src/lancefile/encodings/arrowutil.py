@@ -165,6 +165,8 @@ def array_from_fixed(dtype: pa.DataType, data, length: int, offset: int = 0) -> 
     struct or list type here means a file whose pages do not match its schema, and Arrow
     would abort the process on such an array, so it is refused.
     """
+    if pa.types.is_fixed_size_binary(dtype) and dtype.byte_width == 0:  # every value b"": no bytes at all
+        return pa.FixedSizeBinaryArray.from_buffers(dtype, length, [None, pa.py_buffer(b"")])
     if not (pa.types.is_fixed_size_list(dtype) or is_flat_fixed(dtype)):
         raise CorruptFileError(f"fixed-width values cannot be read as {dtype} (the pages do not match the schema)")
     buf = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
@@ -193,6 +195,14 @@ def fixed_size_lists(items: pa.Array, dtype: pa.DataType, length: int, valid: np
     if len(items) != length * dtype.list_size:
         raise CorruptFileError(f"{len(items)} items do not make {length} lists of {dtype.list_size}")
     return safe_array(dtype, length, [bitmap], children=[items])
+
+
+def is_empty_fixed_binary(dtype: pa.DataType) -> bool:
+    """Whether ``dtype`` is ``fixed_size_binary(0)``, or fixed-size lists of it: values with no
+    bytes at all, which only Lance 2.2's constant layout holds."""
+    while pa.types.is_fixed_size_list(dtype):
+        dtype = dtype.value_type
+    return pa.types.is_fixed_size_binary(dtype) and dtype.byte_width == 0
 
 
 def is_flat_fixed(dtype: pa.DataType) -> bool:

@@ -221,8 +221,9 @@ def _with_validity(arr: pa.Array, valid: np.ndarray) -> pa.Array:
 def _fixed_to_arrow(v: Fixed, dtype: pa.DataType) -> pa.Array:
     if pa.types.is_null(dtype):
         return pa.nulls(v.count)
-    if v.bits == 0:  # values without a width (all null): zeros of the type's width
-        width = 1 if pa.types.is_boolean(dtype) else (_fixed_bits(dtype) or 8)
+    if v.bits == 0:  # values without a width (all null, or fixed_size_binary(0)): zeros of the type's width
+        bits = _fixed_bits(dtype)
+        width = 1 if pa.types.is_boolean(dtype) else 8 if bits is None else bits
         v = Fixed(np.zeros((v.count * width + 7) // 8, np.uint8), width, v.count)
     if pa.types.is_boolean(dtype):
         if v.bits == 8:  # full-zip booleans: one byte a value (what pylance 14.0.2 writes)

@@ -33,7 +33,7 @@ from ...format.schema import LanceField
 from ...format.version import Grammar
 from ...io import new_buffer
 from .. import kernels
-from ..arrowutil import fixed_bytes, fixed_width_bits
+from ..arrowutil import fixed_bytes, fixed_width_bits, is_empty_fixed_binary
 from ..compressive.chunks import FRAME_GAP, Buffers, FramedBuffers, MiniChunks, general
 from ..compressive.encode import (
     is_simple_packed,
@@ -555,6 +555,12 @@ def _has_list(f: LanceField) -> bool:
 
 def _check_leaf(leaf: LanceField, grammar: Grammar) -> None:
     t = leaf.arrow_type
+    if is_empty_fixed_binary(t) and pa.types.is_fixed_size_list(t):
+        raise UnsupportedTypeError(f"field {leaf.name!r}: fixed-size lists of fixed_size_binary(0) cannot be stored "
+                                   "(pylance 14.0.2 fails on such a column, whoever wrote it)")
+    if not grammar.constant_values and is_empty_fixed_binary(t):
+        raise UnsupportedTypeError(f"field {leaf.name!r}: {t} values (every one b'') need Lance file version 2.2, "
+                                   "where they are a constant; at 2.1 neither lancefile nor pylance can read them")
     if pa.types.is_fixed_size_list(t):
         inner = t.value_type
         while pa.types.is_fixed_size_list(inner):

@@ -29,7 +29,7 @@ from ..._proto import encodings_v2_0_pb2 as pb
 from ...errors import UnsupportedTypeError
 from ...format.schema import LanceField
 from ...format.version import FileVersion
-from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
+from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, is_empty_fixed_binary, null_mask, validity_bytes
 from ..compression import compress_buffer
 from ..page import EncodedPage
 from .binary import encode_binary
@@ -392,6 +392,9 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, i
         raise UnsupportedTypeError(f"field {f.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_map(t):
         raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 cannot store map columns (use 2.2)")
+    if is_empty_fixed_binary(t):
+        raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 cannot store {t} values (use 2.2; neither "
+                                   "lancefile nor pylance can read them at 2.0)")
     if pa.types.is_fixed_size_list(t):
         inner = t.value_type
         while pa.types.is_fixed_size_list(inner):
