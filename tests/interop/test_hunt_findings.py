@@ -87,3 +87,41 @@ def test_fixed_size_lists_of_fixed_size_binary_0_are_refused(version, tmp_path):
     with pytest.raises(lancefile.UnsupportedTypeError, match="fixed_size_binary"):
         lancefile.write_table(table, tmp_path / "f.lance", version=version)
     assert not (tmp_path / "f.lance").exists()
+
+
+class _UnhashableExtension(pa.ExtensionType):
+    """An extension type defined in Python with __eq__ and no __hash__ (as pylance's own
+    lance.bfloat16 is): unhashable."""
+
+    def __init__(self):
+        super().__init__(pa.binary(2), "lancefile.test.unhashable")
+
+    def __arrow_ext_serialize__(self):
+        return b""
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type, serialized):
+        return cls()
+
+    def __eq__(self, other):
+        return isinstance(other, _UnhashableExtension)
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+def test_unhashable_extension_types_are_written(version, tmp_path):
+    """write_table raised a bare TypeError ('unhashable type') on such a column, where pylance
+    writes it: lancefile looked its type up in a dict of view types."""
+    ext = _UnhashableExtension()
+    with pytest.raises(TypeError):
+        hash(ext)
+    storage = pa.array([b"\x80?", None, b"\x00@"], pa.binary(2))
+    table = pa.table({"b": pa.ExtensionArray.from_storage(ext, storage), "i": [1, 2, 3]})
+    pa.register_extension_type(ext)
+    try:
+        lancefile.write_table(table, tmp_path / "f.lance", version=version)
+        assert_tables_equal(lancefile.read_table(tmp_path / "f.lance"), table)
+        assert_tables_equal(reference_read(tmp_path / "f.lance"), table)
+    finally:
+        pa.unregister_extension_type("lancefile.test.unhashable")
