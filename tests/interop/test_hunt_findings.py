@@ -125,3 +125,26 @@ def test_unhashable_extension_types_are_written(version, tmp_path):
         assert_tables_equal(reference_read(tmp_path / "f.lance"), table)
     finally:
         pa.unregister_extension_type("lancefile.test.unhashable")
+
+
+_NOT_BLOBS = {
+    "struct": pa.array([{"a": 1, "b": "x"}, None, {"a": None, "b": "y"}], pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    "list_of_structs": pa.array([[{"a": 1}], None, []], pa.list_(pa.struct([("a", pa.int32())]))),
+    "map": pa.array([[("k", 1)], None, []], pa.map_(pa.string(), pa.int32())),
+    "list": pa.array([[1], None, []], pa.list_(pa.int32())),
+}
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("name", sorted(_NOT_BLOBS))
+def test_blob_metadata_on_a_struct_list_or_map_is_refused(name, version, tmp_path):
+    """pylance refuses ``lance-encoding:blob`` on a field that is not binary; lancefile wrote
+    struct and map columns so marked into files pylance could not read."""
+    if name == "map" and version != "2.2":
+        pytest.skip("maps need 2.2")
+    arr = _NOT_BLOBS[name]
+    field = pa.field("c", arr.type, metadata={"lance-encoding:blob": "true"})
+    table = pa.Table.from_arrays([arr, pa.array([1, 2, 3])], schema=pa.schema([field, pa.field("i", pa.int64())]))
+    with pytest.raises(lancefile.UnsupportedTypeError, match="'c': blob columns must be large_binary"):
+        lancefile.write_table(table, tmp_path / "f.lance", version=version)
+    assert not (tmp_path / "f.lance").exists()

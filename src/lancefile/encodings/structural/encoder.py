@@ -518,6 +518,10 @@ def _leaves(f: LanceField) -> list[LanceField]:
 def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, grammar: Grammar,
                   own_choices: bool = True) -> StructuralEncoder:
     leaves = _leaves(f)
+    for node in f.walk():  # a struct, list or map marked blob: the reference refuses it too
+        if "lance-encoding:blob" in node.metadata and not node.is_blob and not is_leaf(node):
+            raise UnsupportedTypeError(f"field {node.name!r}: blob columns must be large_binary, not "
+                                       f"{node.arrow_type}")
     for leaf in leaves:
         _check_leaf(leaf, grammar)
     if f.logical_type == "map" or any(c.logical_type == "map" for c in f.walk()):

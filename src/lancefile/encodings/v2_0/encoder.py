@@ -373,6 +373,8 @@ def _leaf_options(f: LanceField) -> dict:
 def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, in_list: bool = False) -> FieldEncoder:
     t = f.arrow_type
     col = columns[f.id]
+    if "lance-encoding:blob" in f.metadata and not f.is_blob:  # structs and lists too, as the reference
+        raise UnsupportedTypeError(f"field {f.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_struct(t):
         if f.is_packed_struct_for(FileVersion.V2_0):
             for c in f.children:
@@ -388,8 +390,6 @@ def build_encoder(f: LanceField, columns: dict[int, int], max_page_bytes: int, i
         return ListEncoder(col, build_encoder(f.children[0], columns, max_page_bytes, True), max_page_bytes, in_list)
     if f.is_blob:
         return BlobEncoder(col, max_page_bytes)
-    if "lance-encoding:blob" in f.metadata:
-        raise UnsupportedTypeError(f"field {f.name!r}: blob columns must be large_binary, not {t}")
     if pa.types.is_map(t):
         raise UnsupportedTypeError(f"field {f.name!r}: Lance 2.0 cannot store map columns (use 2.2)")
     if is_empty_fixed_binary(t):
