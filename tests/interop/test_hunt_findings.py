@@ -148,3 +148,25 @@ def test_blob_metadata_on_a_struct_list_or_map_is_refused(name, version, tmp_pat
     with pytest.raises(lancefile.UnsupportedTypeError, match="'c': blob columns must be large_binary"):
         lancefile.write_table(table, tmp_path / "f.lance", version=version)
     assert not (tmp_path / "f.lance").exists()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+@pytest.mark.parametrize("nulls", ["first_page", "last_page", "middle", "every_page", "none", "none_nor_empty"])
+def test_nullable_struct_above_a_list_on_many_pages(nulls, version, tmp_path):
+    """pylance 14.0.2 fails ('Incorrect number of nulls for StructArray') on a column whose
+    pages differ in whether a struct above a list has nulls, on its own files too: lancefile
+    writes such a struct layer nullable on every page, so pylance reads its files whatever
+    pages the nulls fall in."""
+    n = 400
+    where = {"first_page": (3, 10, 17), "last_page": (383, 390, 397), "middle": (200,), "every_page": (3, 390),
+             "none": (), "none_nor_empty": ()}[nulls]
+    longer = 1 if nulls == "none_nor_empty" else 0  # (no empty list either: no def level but the struct's)
+    rows = [None if i in where else {"f0": list(range(i % 9 + longer)), "f1": i} for i in range(n)]
+    table = pa.table({"c": pa.array(rows, pa.struct([("f0", pa.list_(pa.int32())), ("f1", pa.uint32())]))})
+    path = tmp_path / "f.lance"
+    with lancefile.LanceFileWriter(path, table.schema, version=version, max_page_bytes=4096,
+                                   data_cache_bytes=4096) as w:
+        w.write_batch(table)
+    assert len(lancefile.LanceFileReader(path).metadata().columns[0].pages) > 1
+    assert_tables_equal(reference_read(path), table)
+    assert_tables_equal(lancefile.read_table(path), table)

@@ -243,20 +243,24 @@ def _leaf(arr: pa.Array, st: _State, outer: list[_OuterLayer], rows: int) -> Shr
     leaf_layer = _OuterLayer(False, has_null=_pushed_nulls(st, outer))
     layers_outer = outer + [leaf_layer]
     _null_entries(st, _logical_nulls(arr), leaf_layer, len(layers_outer) - 1)
-    # page layers, inner to outer
+    # page layers, inner to outer. An item layer (a struct) with a list inside it is nullable in
+    # every page, nulls or not: pylance 14.0.2 fails on a column whose pages differ there ("Incorrect
+    # number of nulls for StructArray"), its own files too (a few bytes of def levels a page)
     kinds = []
-    for lay in reversed(layers_outer):
+    for i in reversed(range(len(layers_outer))):
+        lay = layers_outer[i]
         if lay.is_list:
             kinds.append(Layer.NULL_AND_EMPTY_LIST if lay.has_null and lay.has_empty else
                          Layer.NULLABLE_LIST if lay.has_null else
                          Layer.EMPTYABLE_LIST if lay.has_empty else Layer.ALL_VALID_LIST)
         else:
-            kinds.append(Layer.NULLABLE_ITEM if lay.has_null else Layer.ALL_VALID_ITEM)
+            above_a_list = any(inner.is_list for inner in layers_outer[i + 1:])
+            kinds.append(Layer.NULLABLE_ITEM if lay.has_null or above_a_list else Layer.ALL_VALID_ITEM)
     rep = None
     if st.lists:
         rep = (st.lists - st.marker).astype(np.uint16)
     if st.dead is None:
-        defs = None
+        defs = None  # (a layer nullable all the same gets levels of 0 when the page is encoded)
         if st.pos is None:  # no lists, no nulls: the leaf's values as they are
             return Shredded(rep, defs, arr, [int(k) for k in kinds], rows)
         idx = st.pos[st.pos >= 0]
