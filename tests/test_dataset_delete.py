@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -144,3 +146,25 @@ def test_cleanup_orphans_removes_only_unreferenced_old_files(tmp_path):
     for v, t in before.items():  # every version still reads, by both libraries
         assert same(lancefile.dataset(uri, version=v).to_table(), t)
         assert same(lance.dataset(uri, version=v).to_table(), t)
+
+
+@pytest.mark.interop
+def test_cleanup_orphans_keeps_detached_versions(tmp_path):
+    """A detached version (pylance's commit(detached=True): _versions/d<N>.manifest) refers to its
+    own data and transaction files; cleanup_orphans took it and them for orphans and removed
+    them, after which pylance could no longer read that version (found by a helper's dataset
+    hunt). Files no version refers to are still removed."""
+    import time
+
+    import lance
+
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(pa.table({"id": pa.array(range(3), pa.int64())}), uri)
+    frags = lance.fragment.write_fragments(pa.table({"id": pa.array([100, 101], pa.int64())}), uri)
+    detached = lance.LanceDataset.commit(uri, lance.LanceOperation.Append(frags), read_version=1, detached=True)
+    orphan = tmp_path / "ds" / "data" / "orphan.lance"
+    orphan.write_bytes(b"left by a killed writer")
+    time.sleep(0.05)
+    removed = lancefile.dataset(uri).cleanup_orphans(older_than_seconds=0)
+    assert [os.path.basename(p) for p in removed] == ["orphan.lance"]
+    assert lance.dataset(uri, version=detached.version).to_table()["id"].to_pylist() == [0, 1, 2, 100, 101]

@@ -407,14 +407,18 @@ class LanceDataset:
         import time as _time
 
         from .deletion import DELETIONS_DIR, deletion_file_name
-        from .manifest import VERSIONS_DIR, parse_manifest_name
+        from .manifest import VERSIONS_DIR
 
         from . import storage
 
         refuse_remote_write(self._root, "remove files of the dataset")
         keep: dict[str, set[str]] = {"data": set(), DELETIONS_DIR: set(), "_transactions": set()}
-        for m in list_manifests(self._root):
-            loaded = read_manifest(m.path)
+        versions = storage.join(self._root, VERSIONS_DIR)
+        # detached versions (pylance's commit(detached=True): _versions/d<N>.manifest) keep their files too
+        detached = [storage.join(versions, n) for n in storage.list_names(versions) or []
+                    if n.startswith("d") and n.endswith(".manifest") and n[1:-len(".manifest")].isdigit()]
+        for path in [m.path for m in list_manifests(self._root)] + detached:
+            loaded = read_manifest(path)
             if loaded.manifest.transaction_file:
                 keep["_transactions"].add(os.path.basename(loaded.manifest.transaction_file))
             for f in loaded.manifest.fragments:
@@ -426,9 +430,9 @@ class LanceDataset:
         for sub in ("data", DELETIONS_DIR, "_transactions", VERSIONS_DIR):
             directory = storage.join(self._root, sub)
             for name, mtime in storage.list_files(directory):
-                if name in keep.get(sub, ()) or (sub == VERSIONS_DIR and (parse_manifest_name(name) or
+                if name in keep.get(sub, ()) or (sub == VERSIONS_DIR and (name.endswith(".manifest") or
                                                                            name.endswith(".json"))):
-                    continue
+                    continue  # (a manifest, attached or not, is never an orphan)
                 if mtime > cutoff:
                     continue
                 loc = storage.join(directory, name)
