@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from .encodings.arrowutil import filter_batch, unslice
+from .encodings.arrowutil import empty_table, filter_batch, unslice
 from .errors import ColumnNotFoundError, InvalidInputError
 
 __all__ = ["Node", "to_expression", "parse", "referenced_fields", "check_filter", "ZoneStats", "zones_may_match",
@@ -223,7 +223,7 @@ def _check_filter(expr: pc.Expression, schema: pa.Schema, where: str) -> frozens
             level = level.field(idx).type
         types[".".join(path)] = level
     try:
-        probe = schema.empty_table().filter(expr)
+        probe = empty_table(schema).filter(expr)
     except (pa.ArrowException, TypeError, ValueError) as exc:
         columns = ", ".join(f"{name!r} ({t})" for name, t in types.items())
         on = f" on column{'s' if len(types) > 1 else ''} {columns}" if types else ""

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from .._proto import file_pb2, table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError, UnsupportedVersionError
-from ..encodings.arrowutil import unslice
+from ..encodings.arrowutil import empty_table, unslice
 from ..fieldtasks import decode_here
 from ..format.schema import LanceSchema
 from ..predicate import check_filter, filter_rows, to_expression
@@ -359,7 +359,7 @@ class LanceDataset:
         starts = np.concatenate([[0], np.cumsum(live)])
         idx = check_positions(indices, int(starts[-1]), f"{self.uri} take")
         if not len(idx):
-            return projection.schema.empty_table()
+            return empty_table(projection.schema)
         which = np.searchsorted(starts, idx, side="right") - 1
         order = np.argsort(which, kind="stable")
         bounds = np.searchsorted(which[order], np.arange(len(self._fragments) + 1))

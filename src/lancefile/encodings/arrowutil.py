@@ -10,6 +10,7 @@ from ..errors import CorruptFileError
 from . import kernels
 
 __all__ = [
+    "empty_table",
     "safe_array",
     "fixed_size_lists",
     "checks_values",
@@ -29,6 +30,29 @@ __all__ = [
     "unslice",
     "take_array",
 ]
+
+
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table of no rows of ``schema``. ``Schema.empty_table`` raises NotImplementedError
+    for some extension types (a ``fixed_shape_tensor`` with a permutation, which
+    ``FixedShapeTensorArray.from_numpy_ndarray`` always sets); those are made from their
+    storage instead.
+
+    Example::
+
+        >>> empty_table(pa.schema([("x", pa.int64())])).num_rows
+        0
+    """
+    try:
+        return schema.empty_table()
+    except (NotImplementedError, pa.ArrowException):
+        return pa.Table.from_arrays([_empty_array(f.type) for f in schema], schema=schema)
+
+
+def _empty_array(dtype: pa.DataType) -> pa.Array:
+    if isinstance(dtype, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(dtype, _empty_array(dtype.storage_type))
+    return pa.array([], type=dtype)
 
 
 def to_uint8(data) -> np.ndarray:
