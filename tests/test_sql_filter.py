@@ -302,3 +302,20 @@ def test_long_chains_of_and_or(tmp_path):
     assert lancefile.read_table(path, filters=" AND ".join(f"a != {i}" for i in range(99)))["a"].to_pylist() == [99]
     t = pa.table({"st": pa.array([{"date": 1}, {"date": 2}])})
     assert t.filter(sql_to_expression("st.date = 2", t.schema)).num_rows == 1
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("expr", ["x = 0.0", "x IN (0.0)", "x IN (-0.0)", "x IN (0)", "x NOT IN (0.0)",
+                                  "x NOT IN (-0.0, 1.0)", "x IN (1.0, 2.0)", "f32 IN (0.0)", "f32 NOT IN (-0.0)"])
+def test_in_lists_treat_the_two_zeros_as_one(expr, tmp_path):
+    """SQL compares numbers: -0.0 = 0.0 in IN as in =, as pylance does; Arrow's is_in told them
+    apart by their bits, so `x IN (0.0)` missed -0.0 and `x NOT IN (0.0)` kept it (found by a
+    helper's dataset hunt)."""
+    import lance
+
+    table = pa.table({"id": pa.array([0, 1, 2, 3], pa.int64()), "x": pa.array([-0.0, 0.0, 1.0, None]),
+                      "f32": pa.array([-0.0, 0.0, 1.0, 2.0], pa.float32())})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri)
+    want = lance.dataset(uri).to_table(filter=expr)["id"].to_pylist()
+    assert lancefile.dataset(uri).to_table(filter=expr)["id"].to_pylist() == want

@@ -45,6 +45,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -386,7 +387,7 @@ class _Builder:
         elif not values:
             return pc.scalar(False)
         target = self._field_type(x_node)
-        arr = _literal_array(values, target)
+        arr = _both_zeros(_literal_array(values, target))
         member = pc.is_in(x, value_set=arr, skip_nulls=True)
         return (~member & x.is_valid()) if negated else member
 
@@ -456,6 +457,22 @@ def _literal_array(values: list, target: pa.DataType | None) -> pa.Array:
         except (pa.ArrowException, ValueError):  # e.g. integers past an int8 column's range
             return arr.cast(pa.float64()) if pa.types.is_integer(arr.type) else arr
     return arr
+
+
+def _both_zeros(arr: pa.Array) -> pa.Array:
+    """A float IN list holding a zero holds both zeros: SQL compares numbers (``-0.0 = 0.0``,
+    as the ``=`` of the same filter does, and pylance's IN), where Arrow's ``is_in`` tells floats
+    apart by their bits.
+
+    Example::
+
+        >>> _both_zeros(pa.array([0.0, 2.5])).to_pylist()
+        [0.0, 2.5, 0.0, -0.0]
+    """
+    if not pa.types.is_floating(arr.type) or not pc.any(pc.equal(arr, 0)).as_py():
+        return arr
+    zeros = np.array([0.0, -0.0], dtype=arr.type.to_pandas_dtype())
+    return pa.concat_arrays([arr, pa.array(zeros, arr.type)])
 
 
 def _is_null(e: pc.Expression) -> bool:
