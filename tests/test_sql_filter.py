@@ -319,3 +319,43 @@ def test_in_lists_treat_the_two_zeros_as_one(expr, tmp_path):
     lance.write_dataset(table, uri)
     want = lance.dataset(uri).to_table(filter=expr)["id"].to_pylist()
     assert lancefile.dataset(uri).to_table(filter=expr)["id"].to_pylist() == want
+
+
+_DECIMAL_ROWS = ("-200.0", "1.5", "3.0", "2.5", None)
+
+
+def _decimal_dataset(tmp_path):
+    import decimal
+
+    import lance
+
+    values = [None if v is None else decimal.Decimal(v) for v in _DECIMAL_ROWS]
+    table = pa.table({"id": pa.array(range(len(values)), pa.int64()), "dec": pa.array(values, pa.decimal128(10, 1))})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri)
+    return uri
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("expr", ["dec = -200", "dec > 1", "dec IN (3)", "dec IN (3, -200)", "dec NOT IN (3)",
+                                  "1 < dec", "dec != 3", "dec >= -200"])
+def test_integers_against_a_decimal_column(expr, tmp_path):
+    """An integer literal against a decimal column reads as a decimal, as pylance compares
+    them: Arrow widened the int64 literal past a decimal128(10, 1) column's precision and
+    refused ('Precision is not great enough'), and an IN list of integers raised a bare
+    ArrowInvalid (found by a helper's dataset hunt)."""
+    import lance
+
+    uri = _decimal_dataset(tmp_path)
+    want = lance.dataset(uri).to_table(filter=expr)["id"].to_pylist()
+    assert lancefile.dataset(uri).to_table(filter=expr)["id"].to_pylist() == want
+
+
+@pytest.mark.parametrize("expr,want", [("dec = 1.50", [1]), ("dec IN (3, 1.5)", [1, 2]), ("dec IN (1.25)", []),
+                                       ("dec NOT IN (3, 1.25)", [0, 1, 3]), ("dec <= 2.5", [0, 1, 3]),
+                                       ("dec > -1e3", [1, 2, 3, 0])])
+def test_decimal_literals_against_a_decimal_column(expr, want, tmp_path):
+    """Beyond pylance (which refuses a float literal against a decimal column): the literal is
+    the exact decimal written, so 1.25 equals no value of a column of scale 1."""
+    uri = _decimal_dataset(tmp_path)
+    assert sorted(lancefile.dataset(uri).to_table(filter=expr)["id"].to_pylist()) == sorted(want)

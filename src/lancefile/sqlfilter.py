@@ -42,6 +42,7 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
 import re
 from dataclasses import dataclass
 
@@ -427,7 +428,42 @@ class _Builder:
             if isinstance(lit[1], (str, _dt.date)):
                 s = _literal_array([lit[1]], t)[0]
                 return (a, pc.scalar(s)) if left else (pc.scalar(s), b)
+            number = _as_decimal(lit[1]) if pa.types.is_decimal(t) else None
+            if number is not None:  # a number against a decimal column: as the decimal it reads as
+                return (a, pc.scalar(number)) if left else (pc.scalar(number), b)
         return a, b
+
+
+def _as_decimal(value) -> _decimal.Decimal | None:
+    """An integer or float literal as the exact decimal it is written as (``1.5``, ``2e3`` ->
+    ``2000``), or None (not a number, NaN or infinite, or past 38 digits). Arrow compares a
+    decimal column with a decimal of any scale; an int64 literal it would widen to 20 digits
+    of the column's scale, past a decimal128(10, 1) column's precision ('Precision is not
+    great enough'), where pylance compares them."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    d = _decimal.Decimal(value) if isinstance(value, int) else _decimal.Decimal(repr(value))
+    if not d.is_finite():
+        return None
+    if d == d.to_integral_value():
+        d = d.quantize(_decimal.Decimal(1))
+    return d if len(d.as_tuple().digits) <= 38 else None
+
+
+def _decimal_members(values: list, target: pa.DataType) -> pa.Array:
+    """An IN list of numbers against a decimal column, as values of the column's type: a number
+    the column cannot hold exactly (more digits after the point than its scale, or too many) can
+    equal none of its values and is left out."""
+    kept = []
+    for v in values:
+        d = _as_decimal(v)
+        if d is None:
+            raise InvalidInputError(f"bad SQL filter: {v!r} cannot be compared with a {target} column")
+        try:
+            kept.append(pa.array([d], target)[0])
+        except (pa.ArrowException, ValueError, OverflowError):
+            continue
+    return pa.array([x.as_py() for x in kept], target)
 
 
 def _takes_text(t: pa.DataType) -> bool:
@@ -444,6 +480,8 @@ def _literal_array(values: list, target: pa.DataType | None) -> pa.Array:
             return pa.array(values).cast(target)
         except (pa.ArrowException, ValueError, TypeError) as exc:
             raise InvalidInputError(f"bad SQL filter: cannot read {values!r} as {target}: {exc}") from None
+    if target is not None and pa.types.is_decimal(target) and all(isinstance(v, (int, float)) for v in values):
+        return _decimal_members(values, target)
     try:
         arr = pa.array(values)
     except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
