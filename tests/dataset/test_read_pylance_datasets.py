@@ -813,3 +813,25 @@ def test_hand_edited_manifest_pylance_accepts(deletions_copy, how):
             [f.count_rows() for f in lance.dataset(deletions_copy).get_fragments()]
         return
     assert_dataset_matches(deletions_copy, context=f"manifest {how}")
+
+
+def test_a_blob_v2_column_reads_as_pylance_reads_it(tmp_path):
+    """pylance's 2.2 datasets store a blob column as blob v2: the manifest types it
+    ``lance.blob.v2`` (a struct of data and uri) and the data files hold one descriptor a row.
+    lancefile looked for the data and uri children in the data files and called the dataset
+    corrupt; it now returns the descriptors, as pylance's to_table and take do (found by a
+    helper's dataset hunt)."""
+    import lance
+
+    schema = pa.schema([pa.field("id", pa.int64()),
+                        pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    table = pa.table({"id": pa.array(range(50), pa.int64()),
+                      "blob": pa.array([b"x" * (i * 37 % 500) for i in range(50)], pa.large_binary())}, schema=schema)
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri, max_rows_per_file=20)
+    theirs, ours = lance.dataset(uri), lancefile.dataset(uri)
+    assert ours.to_table().equals(theirs.to_table(), check_metadata=True)
+    assert ours.to_table().schema.field("blob").metadata == theirs.to_table().schema.field("blob").metadata
+    assert ours.take([3, 41, 0]).equals(theirs.take([3, 41, 0]))
+    assert ours.to_table(columns=["blob"]).equals(theirs.to_table(columns=["blob"]))
+    assert ours.to_table(filter="id >= 45").equals(theirs.to_table(filter="id >= 45"))

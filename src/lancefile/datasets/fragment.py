@@ -28,6 +28,27 @@ __all__ = ["LanceFragment", "DATA_DIR", "Projection", "check_positions", "record
 DATA_DIR = "data"
 
 
+# What a dataset's blob-v2 column reads as (pylance 14.0.2's ``to_table``/``take``): each row's
+# descriptor, as the data files store it; the bytes are fetched through it, not read inline
+BLOB_V2_EXTENSION = b"lance.blob.v2"
+BLOB_V2_DESCRIPTOR = pa.struct([pa.field("kind", pa.uint8(), False), pa.field("position", pa.uint64(), False),
+                                pa.field("size", pa.uint64(), False), pa.field("blob_id", pa.uint32(), False),
+                                pa.field("blob_uri", pa.string(), False)])
+_BLOB_V2_METADATA = {b"lance-encoding:packed": b"true", b"lance-encoding:blob": b"true"}
+
+
+def is_blob_v2(f: LanceField) -> bool:
+    """A dataset field that is a blob-v2 column (a struct of data and uri, typed
+    ``lance.blob.v2``), whose data files hold one descriptor a row."""
+    name = f.metadata.get("ARROW:extension:name")
+    return f.logical_type == "struct" and (name.encode() if isinstance(name, str) else name) == BLOB_V2_EXTENSION
+
+
+def _as_read(f: LanceField, field: pa.Field) -> pa.Field:
+    """The Arrow field a read returns for dataset field ``f`` (``field`` its schema's)."""
+    return pa.field(field.name, BLOB_V2_DESCRIPTOR, field.nullable, _BLOB_V2_METADATA) if is_blob_v2(f) else field
+
+
 class Projection:
     """Which dataset fields a read wants: ``[(top-level field, keep-tree or None)]``, resolved once."""
 
@@ -37,12 +58,14 @@ class Projection:
         self.lance_schema = schema
         self.fields = resolve(schema, columns)
         if columns is None:
-            self.schema = arrow_schema
+            by_name = {f.name: f for f in schema.fields}
+            self.schema = pa.schema([_as_read(by_name[af.name], af) if af.name in by_name else af
+                                     for af in arrow_schema], metadata=arrow_schema.metadata)
             return
         out = []
         for f, keep in self.fields:
-            whole = arrow_schema.field(arrow_schema.get_field_index(f.name))
-            out.append(whole if keep is None else whole.with_type(_kept_type(f, whole.type, keep)))
+            whole = _as_read(f, arrow_schema.field(arrow_schema.get_field_index(f.name)))
+            out.append(whole if keep is None or is_blob_v2(f) else whole.with_type(_kept_type(f, whole.type, keep)))
         self.schema = pa.schema(out, metadata=arrow_schema.metadata)
 
 
@@ -74,6 +97,9 @@ def _paths_in_file(dfield: LanceField, keep: dict | None, fmap: dict[int, LanceF
     ffield = fmap.get(dfield.id)
     if ffield is None:
         raise CorruptFileError(f"field {dfield.name!r} (id {dfield.id}) is not in the data file that holds its parent")
+    if is_blob_v2(dfield):  # the file holds the descriptors, not the dataset's data and uri children
+        out.append(fpaths[ffield.id])
+        return
     if keep is None:
         if _same_shape(dfield, ffield, fmap) or not dfield.children:
             out.append(fpaths[ffield.id])
