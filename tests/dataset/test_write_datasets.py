@@ -999,3 +999,23 @@ def test_filters_and_empty_takes_over_a_fixed_shape_tensor_column(tmp_path):
     empty = ds.take([])
     assert empty.num_rows == 0 and empty.schema == table.schema
     assert lancefile.dataset(uri).delete("id > 5").to_table().equals(table.slice(0, 6))
+
+
+def test_an_append_rebases_over_a_concurrent_append_of_a_dictionary_column(tmp_path):
+    """pylance writes an empty ``dictionary {}`` on a manifest's dictionary fields, which
+    lancefile's schema does not carry: a lancefile append racing a pylance append on such a
+    dataset saw 'the schema changed' and gave up with CommitConflictError (found by a helper's
+    dataset hunt). It now rebases, as over any append."""
+    import lance
+
+    from lancefile.datasets.write import commit_fragments, plan_write, write_fragments
+
+    table = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "d": pa.array(["a", "b", "a"]).dictionary_encode()})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(table, uri, data_storage_version="2.0")
+    plan = plan_write(uri, table.schema, mode="append")
+    fragments = write_fragments(plan, table.to_batches())
+    lance.write_dataset(table, uri, mode="append")  # another writer commits version 2 first
+    assert commit_fragments(plan, fragments).version == 3
+    assert lance.dataset(uri).count_rows() == 9 and lancefile.dataset(uri).count_rows() == 9
+    assert lancefile.dataset(uri).to_table().equals(lance.dataset(uri).to_table())

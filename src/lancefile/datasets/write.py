@@ -328,6 +328,18 @@ def _write_transaction(root, name: str, txn: table_pb2.Transaction):
     return loc
 
 
+def _comparable(fields) -> list:
+    """Schema fields as compared for a rebase: an empty ``dictionary`` message (pylance writes
+    one on every dictionary field of a manifest; lancefile's schemas have none) says nothing."""
+    out = []
+    for f in fields:
+        if f.HasField("dictionary") and f.dictionary == type(f.dictionary)():
+            f = type(f).FromString(f.SerializeToString())
+            f.ClearField("dictionary")
+        out.append(f)
+    return out
+
+
 def _why_not_rebase(plan: WritePlan, root: str, since: int, latest: LoadedManifest) -> str | None:
     """Why the write cannot go on top of the versions committed after ``since``; None if it can."""
     if plan.mode == "overwrite":
@@ -336,7 +348,7 @@ def _why_not_rebase(plan: WritePlan, root: str, since: int, latest: LoadedManife
         return f"another writer created the dataset (now at version {latest.manifest.version})"
     pb = file_pb2.Schema()
     pb.ParseFromString(plan.fields)
-    if list(latest.manifest.fields) != list(pb.fields):
+    if _comparable(latest.manifest.fields) != _comparable(pb.fields):
         return f"the schema changed in version {latest.manifest.version}"
     for v, op in newer_operations(root, since, latest):
         if op not in _COMPATIBLE_WITH_APPEND:
