@@ -835,3 +835,16 @@ def test_a_blob_v2_column_reads_as_pylance_reads_it(tmp_path):
     assert ours.take([3, 41, 0]).equals(theirs.take([3, 41, 0]))
     assert ours.to_table(columns=["blob"]).equals(theirs.to_table(columns=["blob"]))
     assert ours.to_table(filter="id >= 45").equals(theirs.to_table(filter="id >= 45"))
+
+
+def test_version_timestamps_are_cut_to_microseconds():
+    """A manifest's nanoseconds are cut to microseconds, not rounded (rounding put half the
+    versions 1 us after pylance's), and far-future seconds are a clear error."""
+    from lancefile.datasets.core import _timestamp
+
+    m = lancefile._proto.table_pb2.Manifest()
+    m.timestamp.seconds, m.timestamp.nanos = 1_764_491_507, 17_339_759
+    assert _timestamp(m, "m").isoformat() == "2025-11-30T08:31:47.017339"
+    m.timestamp.seconds = 1 << 60
+    with pytest.raises(lancefile.CorruptFileError, match="not a date"):
+        _timestamp(m, "m")

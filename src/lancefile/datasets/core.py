@@ -526,10 +526,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
 def _timestamp(m: table_pb2.Manifest, path: str) -> _dt.datetime:
     ts = m.timestamp
-    try:
-        return _dt.datetime.fromtimestamp(ts.seconds + ts.nanos / 1e9, tz=_dt.timezone.utc).replace(tzinfo=None)
+    try:  # nanoseconds cut to microseconds, as pylance mostly gives them (rounding made half 1 us later)
+        return _EPOCH + _dt.timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
     except (OverflowError, ValueError, OSError):  # seconds past what a datetime (or the platform) holds
         raise CorruptFileError(f"{path}: the version's timestamp ({ts.seconds} s) is not a date") from None
 
