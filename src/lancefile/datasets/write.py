@@ -143,9 +143,37 @@ def _check_append_schema(got: pa.Schema, want: pa.Schema, root: str) -> None:
     if got.names != want.names:
         raise SchemaMismatchError(f"{location_name(root)}: cannot append columns {got.names} to a dataset with columns {want.names}")
     for a, b in zip(got, want):
-        if a.type != b.type:
+        if a.type != b.type and _nullable(a.type) != _nullable(b.type):
             raise SchemaMismatchError(f"{location_name(root)}: cannot append column {a.name!r} of type {a.type} to a dataset "
                                       f"where it is {b.type}")
+
+
+def _as_field(column: pa.Array, f: pa.Field, root) -> pa.Array:
+    """An appended column as the dataset's field ``f`` (they differ at most in nullability)."""
+    if column.type == f.type:
+        return column
+    try:
+        return column.cast(f.type)
+    except (pa.ArrowException, ValueError) as exc:  # a null where the dataset's field allows none
+        raise InvalidInputError(f"{location_name(root)}: cannot append column {f.name!r}: {exc}") from None
+
+
+def _nullable(t: pa.DataType) -> pa.DataType:
+    """``t`` with every nested field nullable: the types an append may differ by, at any depth
+    as at the top (pylance appends struct<a: int32> to struct<a: int32 not null>; a null where
+    the dataset has none is then refused by the file writer)."""
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_nullable(True).with_type(_nullable(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_nullable(t.key_type), _nullable(t.item_type), t.keys_sorted)
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_nullable(True).with_type(_nullable(t.value_type)), t.list_size)
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_nullable(True).with_type(_nullable(t.value_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_nullable(True).with_type(_nullable(t.value_type)))
+    return t
 
 
 def _data_file_name() -> str:
@@ -226,7 +254,8 @@ def write_fragments(plan: WritePlan, batches: Iterable[pa.RecordBatch | pa.Table
             for part in parts:
                 if not part.schema.equals(plan.schema, check_metadata=False):
                     _check_append_schema(part.schema, plan.schema, plan.root)
-                    part = pa.RecordBatch.from_arrays(part.columns, schema=plan.schema)
+                    columns = [_as_field(c, f, plan.root) for c, f in zip(part.columns, plan.schema)]
+                    part = pa.RecordBatch.from_arrays(columns, schema=plan.schema)
                 pos = 0
                 while pos < part.num_rows:
                     if writer is None:
