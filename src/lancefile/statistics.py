@@ -547,9 +547,11 @@ def embedded_file_bytes(table: pa.Table, version: str) -> bytes:
     """
     import tempfile
 
+    from .tempfiles import EMBEDDED_PREFIX, sweep_staging
     from .writer import LanceFileWriter
 
-    with tempfile.TemporaryDirectory(prefix="lancefile-embedded-") as directory:
+    sweep_staging()  # what writers killed in here left (at most once a minute)
+    with tempfile.TemporaryDirectory(prefix=EMBEDDED_PREFIX) as directory:
         w = LanceFileWriter(os.path.join(directory, "embedded.lance"), table.schema, version=version,
                             statistics=False)
         try:

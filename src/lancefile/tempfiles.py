@@ -37,7 +37,7 @@ from .errors import LanceIOError
 
 __all__ = ["temporary_path", "is_temporary", "create_locked", "remove_stale", "sweep_once", "STALE_AFTER",
            "SWEEP_INTERVAL", "NAME_MAX", "sweep_staging", "STAGING_PREFIX", "STAGING_STALE_AFTER",
-           "sync_directory"]
+           "sync_directory", "EMBEDDED_PREFIX"]
 
 try:  # POSIX advisory locks; elsewhere stale files are only swept by age
     import fcntl
@@ -165,16 +165,19 @@ def sync_directory(directory: str) -> None:
         os.close(fd)
 
 
-# Private staging directories (``<system temp>/lancefile-upload-*``, :mod:`lancefile.remote`)
-# left empty by a dead writer are removed once untouched this long: a live writer may make its
-# directory long before its first batch (and makes it again if a sweep took it)
+# Private staging directories (``<system temp>/lancefile-upload-*``, :mod:`lancefile.remote`;
+# ``lancefile-embedded-*``, a file's statistics being written) left empty by a dead writer are
+# removed once untouched this long: a live writer may make its directory long before its
+# first batch (and makes it again if a sweep took it)
 STAGING_PREFIX = "lancefile-upload-"
+EMBEDDED_PREFIX = "lancefile-embedded-"
 STAGING_STALE_AFTER = 3600.0
 
 
 def sweep_staging(root: str | None = None) -> list[str]:
-    """Remove what writers killed while staging a file for an object store or a file object
-    left in ``root`` (the system temporary directory): their temporary files, as
+    """Remove what writers killed while staging a file for an object store or a file object,
+    or while writing a file's statistics, left in ``root`` (the system temporary directory):
+    their temporary files, as
     :func:`remove_stale` does, then their directories once empty and untouched for
     :data:`STAGING_STALE_AFTER` seconds. Returns the paths removed. At most once every
     :data:`SWEEP_INTERVAL` seconds a process, like :func:`sweep_once`."""
@@ -186,7 +189,7 @@ def sweep_staging(root: str | None = None) -> list[str]:
         return []
     removed = []
     try:
-        entries = [e for e in os.scandir(root) if e.name.startswith(STAGING_PREFIX)]
+        entries = [e for e in os.scandir(root) if e.name.startswith((STAGING_PREFIX, EMBEDDED_PREFIX))]
     except OSError:
         return removed
     now = time.time()
