@@ -334,28 +334,6 @@ def test_directories_and_datasets_are_refused(tmp_path):
         lancefile.read_table(tmp_path / "ds")
 
 
-def test_a_killed_statistics_write_is_swept_from_the_temporary_folder(tmp_path, monkeypatch):
-    # Finding (2026-11-30): a writer killed while writing a file's statistics (an embedded file
-    # in <temp>/lancefile-embedded-*/) left that directory and its partial file for good.
-    import tempfile
-
-    from lancefile import tempfiles
-
-    scratch = tmp_path / "tmp"
-    dead = scratch / (tempfiles.EMBEDDED_PREFIX + "dead")
-    dead.mkdir(parents=True)
-    partial = dead / ".embedded.lance.0123456789ab.tmp"
-    partial.write_bytes(b"half a statistics file")
-    os.utime(partial, (0, 0))
-    os.utime(dead, (0, 0))
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    monkeypatch.setattr(tempfiles, "_swept", {})
-    table = pa.table({"x": list(range(100))})
-    lancefile.write_table(table, tmp_path / "f.lance")  # writes statistics, so sweeps first
-    assert not partial.exists()
-    assert lancefile.read_table(tmp_path / "f.lance").equals(table)
-
-
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.lance"
