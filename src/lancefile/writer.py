@@ -23,7 +23,6 @@ Example::
 from __future__ import annotations
 
 import os
-import warnings
 from concurrent.futures import wait
 from dataclasses import dataclass
 
@@ -34,13 +33,14 @@ from ._gcpause import gc_paused
 from ._proto import file2_pb2
 from .encodings.structural.encode_many import float_pages, group_fields, many_key
 from .encodings.versions import codec_for
-from .errors import InvalidInputError, LanceError, LanceIOError, SchemaMismatchError, StorageTypeWarning
+from .errors import InvalidInputError, LanceError, LanceIOError, SchemaMismatchError
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
 from .remote import RemoteTarget, local_path as _local_path
 from .sink import FileSink
 from .tempfiles import sweep_once, sync_directory, temporary_path
+from .writer_input import _combined, _has_extension, _metadata_text, _value_bytes, _warn_stored_types
 from .threadpools import shared_pool
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
@@ -81,68 +81,6 @@ class WriterOptions:
             raise InvalidInputError(f"data_cache_bytes must be >= 0, not {self.data_cache_bytes}")
         if self.alignment < 8 or self.alignment & (self.alignment - 1):
             raise InvalidInputError(f"alignment must be a power of two >= 8, not {self.alignment}")
-
-
-def _metadata_text(value, what: str) -> str:
-    """Schema metadata is text: ``str`` as is, ``bytes`` if UTF-8 (what the reference accepts)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidInputError(f"schema metadata {what} is not valid UTF-8: {bytes(value)!r}") from None
-    raise InvalidInputError(f"schema metadata {what} must be str (or UTF-8 bytes), not {type(value).__name__}")
-
-
-_VIEW_TYPES = {pa.string_view(): "string", pa.binary_view(): "binary"}
-
-
-def _warn_stored_types(schema: pa.Schema) -> None:
-    """Say so when a type is stored as another one, as the reference does (views become plain types)."""
-    def views(t: pa.DataType):
-        if isinstance(t, pa.BaseExtensionType):  # (not hashed: a Python extension type may not be)
-            return
-        if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-            yield t
-        elif pa.types.is_dictionary(t):
-            yield from views(t.value_type)
-        else:
-            for i in range(t.num_fields):
-                yield from views(t.field(i).type)
-
-    for f in schema:
-        for t in views(f.type):
-            warnings.warn(f"column {f.name!r}: {t} values are stored as {_VIEW_TYPES[t]} (Lance has no view types, "
-                          f"as in the reference) and read back as {_VIEW_TYPES[t]}", StorageTypeWarning, stacklevel=4)
-            break
-
-
-def _value_bytes(t: pa.DataType) -> int:
-    """Bytes a value for a type held in one buffer of whole-byte values (0 for the others):
-    an array of it without a validity buffer takes ``len * that`` bytes, as Arrow's nbytes says."""
-    if pa.types.is_boolean(t) or not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)):
-        return 0
-    try:
-        bits = t.bit_width
-    except ValueError:
-        return 0
-    return bits // 8 if bits % 8 == 0 else 0
-
-
-def _has_extension(t: pa.DataType) -> bool:
-    if isinstance(t, pa.BaseExtensionType):
-        return True
-    if pa.types.is_dictionary(t):
-        return _has_extension(t.value_type)
-    return any(_has_extension(t.field(i).type) for i in range(t.num_fields))
-
-
-def _combined(column: pa.ChunkedArray) -> pa.Array:
-    """A table column's chunks as one array: ``concat_arrays`` (a quarter of ``combine_chunks``'s
-    time on pyarrow 26 for a wide table's 24 chunks of 1,048 floats; it unifies differing
-    dictionaries too), ``combine_chunks`` for no chunks (which ``concat_arrays`` refuses)."""
-    return pa.concat_arrays(column.chunks) if column.num_chunks else column.combine_chunks()
 
 
 class LanceFileWriter:
