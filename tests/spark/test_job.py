@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -74,13 +75,35 @@ def test_pipeline_from_a_user_file(spark, tmp_path, fmt):
     (["--out", "{tmp}/data.txt"], "is a file"),
     (["--out", "{tmp}/files"], "holds Lance files that are not a dataset"),
 ])
-def test_bad_input_fails_fast_with_status_2(tmp_path, capsys, args, message):
+def test_bad_input_fails_fast_with_status_2(tmp_path, capsys, monkeypatch, args, message):
     (tmp_path / "data.txt").write_text("x")
     (tmp_path / "files").mkdir()
     lancefile.write_table(pa.table({"x": [1]}), str(tmp_path / "files" / "part-0.lance"))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     status = cli_main(["pipeline", *[a.format(tmp=tmp_path) for a in args]])
     assert status == 2
     assert message in capsys.readouterr().err
+    assert os.listdir(temp) == []      # no empty lancefile-pipeline-* directory left behind
+
+
+def test_a_failed_run_removes_the_temporary_output_it_made(tmp_path, monkeypatch):
+    import lancefile.spark.job as job
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made = []
+
+    def fail(cfg, target, *rest):
+        made.append(target)
+        open(os.path.join(target, "part-0.lance"), "wb").close()
+        raise RuntimeError("Spark died")
+
+    monkeypatch.setattr(job, "_run", fail)
+    with pytest.raises(RuntimeError, match="Spark died"):
+        run_pipeline(PipelineConfig(rows=10, dim=2), out=io.StringIO())
+    assert len(made) == 1 and os.path.basename(made[0]).startswith("lancefile-pipeline-")
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_bad_filter_is_reported_not_raised(spark, tmp_path, capsys):

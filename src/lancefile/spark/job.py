@@ -162,16 +162,27 @@ def _check_out(target: str) -> None:
 
 def run_pipeline(cfg: PipelineConfig, out=sys.stdout) -> dict:
     """Run the job; returns the summary it prints (rows, versions, files, bytes, timings, sample rows)."""
-    import lancefile
-    import lancefile.spark as ls
-
     generated = cfg.source is None
-    target = cfg.out or tempfile.mkdtemp(prefix="lancefile-pipeline-")
-    target = os.path.abspath(target)
     if cfg.rows <= 0 or cfg.dim <= 0:
         raise InvalidInputError("--rows and --dim must be positive")
     fmt = None if generated else source_format(cfg)
-    _check_out(target)
+    if cfg.out:
+        target = os.path.abspath(cfg.out)
+        _check_out(target)
+        return _run(cfg, target, generated, fmt, out)
+    # no --out: a new temporary directory, removed again if the run fails
+    target = tempfile.mkdtemp(prefix="lancefile-pipeline-")
+    try:
+        return _run(cfg, target, generated, fmt, out)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+
+
+def _run(cfg: PipelineConfig, target: str, generated: bool, fmt, out) -> dict:
+    import lancefile
+    import lancefile.spark as ls
+
     progress = Progress(6, out)
     with progress.step(f"starting Spark ({cfg.master})"):
         conf = {"spark.sql.session.timeZone": "UTC", **cfg.conf}
