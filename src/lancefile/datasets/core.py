@@ -35,6 +35,7 @@ import pyarrow as pa
 from .._proto import file_pb2, table_pb2
 from ..errors import CorruptFileError, InvalidInputError, LanceIOError, UnsupportedVersionError
 from ..encodings.arrowutil import empty_table, unslice
+from .._gcpause import gc_paused
 from ..fieldtasks import decode_here
 from ..format.schema import LanceSchema
 from ..predicate import check_filter, filter_rows, to_expression
@@ -47,6 +48,7 @@ __all__ = ["LanceDataset", "LanceScanner", "dataset", "dataset_root"]
 
 DEFAULT_BATCH_SIZE = 1024
 FRAGMENT_THREADS = max(1, min(4, os.cpu_count() or 1))  # fragments read at once by to_table and take
+PARALLEL_FRAGMENT_BYTES = 512 << 10  # local fragments smaller than this (the bytes read) are read one by one
 _FRAGMENT_POOL: ThreadPoolExecutor | None = None  # separate from the file readers' pool, which these threads use
 _POOL_LOCK = threading.Lock()
 
@@ -312,7 +314,9 @@ class LanceDataset:
         if offset is not None or limit is not None:
             batches = self.to_batches(columns, batch_size=batch_size, filter=filter, offset=offset, limit=limit)
             return pa.Table.from_batches(list(batches), schema=scan[0].schema)
-        parts = _map_fragments(lambda frag: list(self._fragment_batches(frag, scan, batch_size)), self._fragments)
+        share = len(scan[1].fields) / max(1, len(self.schema))
+        parts = _map_fragments(lambda frag: list(self._fragment_batches(frag, scan, batch_size)), self._fragments,
+                               _worth_threads(self._root, self._fragments, share))
         return pa.Table.from_batches([b for part in parts for b in part], schema=scan[0].schema)
 
     def head(self, num_rows: int, columns: Sequence[str] | None = None, *, filter=None) -> pa.Table:
@@ -370,7 +374,7 @@ class LanceDataset:
             frag = self._fragments[k]
             return frag._take_physical(frag.live_offsets(idx[sel] - starts[k]), projection)
 
-        pieces = _map_fragments(take_from, work)
+        pieces = _map_fragments(take_from, work, is_remote(self._root))  # locally, a few rows a fragment: GIL-bound
         placed = [sel for _, sel in work]
         table = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
         positions = np.concatenate(placed)
@@ -497,24 +501,47 @@ def _chains(schema: LanceSchema) -> dict[int, list]:
     return out
 
 
-def _map_fragments(fn, items: list) -> list:
-    """``[fn(x) for x in items]``, on :data:`FRAGMENT_THREADS` threads when there are several.
+def _map_fragments(fn, items: list, parallel: bool = True) -> list:
+    """``[fn(x) for x in items]``, on :data:`FRAGMENT_THREADS` threads when there are several
+    and ``parallel`` (see :func:`_worth_threads`).
 
     Fragments are independent files: reading two at once overlaps their I/O and decoding
     (which release the GIL), as the reference scans fragments in parallel. Results keep
-    the order of ``items``.
+    the order of ``items``. The cyclic collector is paused for the whole call, as for one
+    file's read (:mod:`lancefile._gcpause`): with each fragment's read switching it back
+    on, a scan of 2,000 small fragments spent 0.6 of its 1.6 s in collections.
     """
-    if len(items) < 2 or FRAGMENT_THREADS < 2:
-        return [fn(x) for x in items]
-    global _FRAGMENT_POOL
-    with _POOL_LOCK:
-        if _FRAGMENT_POOL is None:
-            _FRAGMENT_POOL = ThreadPoolExecutor(FRAGMENT_THREADS, thread_name_prefix="lancefile-fragment")
-    def run(x):
-        with decode_here():  # the fragments keep the cores busy: no read pool under them
-            return fn(x)
+    with gc_paused():
+        if len(items) < 2 or FRAGMENT_THREADS < 2 or not parallel:
+            return [fn(x) for x in items]
+        global _FRAGMENT_POOL
+        with _POOL_LOCK:
+            if _FRAGMENT_POOL is None:
+                _FRAGMENT_POOL = ThreadPoolExecutor(FRAGMENT_THREADS, thread_name_prefix="lancefile-fragment")
 
-    return list(_FRAGMENT_POOL.map(run, items))
+        def run(x):
+            with decode_here():  # the fragments keep the cores busy: no read pool under them
+                return fn(x)
+
+        return list(_FRAGMENT_POOL.map(run, items))
+
+
+def _worth_threads(root, fragments: list, share: float) -> bool:
+    """Whether reading ``fragments`` (``share`` of each file's bytes wanted) on several threads
+    pays: always for an object store (the requests' latency overlaps), on local files only
+    when a fragment holds enough to decode (:data:`PARALLEL_FRAGMENT_BYTES` on average).
+    Small fragments are Python work under the GIL: two threads over 200 fragments of 1,000
+    rows took 250 ms where one took 160."""
+    if is_remote(root):
+        return True
+    if len(fragments) < 2:
+        return False
+    total = 0
+    for frag in fragments:
+        size = sum(df.file_size_bytes for df in frag.metadata.files)
+        total += size if size else 8 * frag.physical_rows * max(1, len(frag.metadata.files[0].fields)
+                                                                 if frag.metadata.files else 1)
+    return total * share >= PARALLEL_FRAGMENT_BYTES * len(fragments)
 
 
 def _forget_pool() -> None:
