@@ -48,12 +48,13 @@ def test_dataset_bench_smoke_run(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "src"), env.get("PYTHONPATH", "")])
     proc = subprocess.run([sys.executable, "-m", "bench.datasets", "--scale", "0.002", "--repeat", "1",
-                           "--repeat-fast", "1", "--silent", "--out", str(tmp_path)],
+                           "--repeat-fast", "1", "--small-fragments", "5", "--silent", "--out", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     result = json.loads((tmp_path / "dataset-results.json").read_text())
     ops = {(r["table"], r["op"]) for r in result["records"]}
     assert ops == {(t, op) for t in ("numeric", "strings_text", "nested")
-                   for op in ("open", "scan", "take 100", "scan (lancefile-written)")}
+                   for op in ("open", "scan", "take 100", "scan (lancefile-written)")} | \
+        {("numeric, 5 fragments of 1,000 rows", op) for op in ("scan", "take 100")}
     assert all(r["lancefile"] > 0 and r["pylance"] > 0 for r in result["records"])
     assert "| numeric | scan |" in (tmp_path / "DATASET-RESULTS.md").read_text()
