@@ -71,6 +71,13 @@ CONDITIONS = [
     "NOT (id > 5 AND s = 'apple0')", "id > 5 OR s IS NULL", "(id > 5 OR f < 1) AND NOT (b OR s LIKE 'c%')",
     "`s` = 'cherry2'", "id = NULL", "NOT (id = NULL)", "TRUE", "FALSE", "NOT NOT id > 3",
     "f IN (0.5, 1.0)", "f NOT IN (0.5, 1.0)",
+    # division and remainder (integers truncate toward zero; the remainder has the dividend's sign)
+    "id % 3 = 1", "id % 3 = -1", "id % -4 = 2", "id / 3 = -2", "id / 2 > 4", "id * 3 % 7 = 2", "id % 7 + 1 = 2",
+    "id / 2.0 = 2.5", "(id + 1) * 2 > 3", "(id * 2) % 3 = 2", "-(id + 1) > 0", "(id - 1) IN (2, 6)", "((id)) = 3",
+    "(f) > 2", "f % 2 = 0.5", "f % 1.5 > 0.5", "f / 2 > 1", "f % 2 > 0", "st.x % 4 = 1", "NOT id % 2 = 0",
+    # IS [NOT] TRUE / FALSE: never unknown; ILIKE
+    "b IS TRUE", "b IS NOT TRUE", "b IS FALSE", "b IS NOT FALSE", "NOT b IS TRUE", "(id > 5) IS TRUE",
+    "(id > 5) IS NOT FALSE", "NOT ((f > 2) IS FALSE)", "s ILIKE 'APPLE%'", "s NOT ILIKE '%AN%'", "NOT s ILIKE 'a\\_B%'",
 ]
 
 
@@ -97,8 +104,8 @@ _int = st.integers(-12, 45).map(str)
 _num = _int | st.sampled_from(["2.5", "0.25", "-1.5", "9.75"])
 _cmp = st.sampled_from(["=", "!=", "<", "<=", ">", ">="])
 # pylance refuses a decimal literal against an integer column: integers there
-_int_col = st.sampled_from(["id", "st.x", "id + 1", "-id"])
-_float_col = st.sampled_from(["f", "f * 2", "f - 1"])  # not -f: see test_negative_nan
+_int_col = st.sampled_from(["id", "st.x", "id + 1", "-id", "id % 7", "id / 3", "-id % -4", "(id + 3) * 2", "-(id - 1)"])
+_float_col = st.sampled_from(["f", "f * 2", "f - 1", "f / 4", "f % 2.5"])  # not -f: see test_negative_nan
 _str_lit = st.sampled_from(["'apple0'", "'banana1'", "'b'", "'cherry'", "'a_b2'", "''"])
 _leaf = st.one_of(
     st.builds(lambda c, o, v: f"{c} {o} {v}", _int_col, _cmp, _int),
@@ -112,8 +119,10 @@ _leaf = st.one_of(
                                                       max_size=4)),
     st.builds(lambda c, n, a, b: f"{c} {n}BETWEEN {a} AND {b}", _int_col, st.sampled_from(["", "NOT "]), _int, _int),
     st.builds(lambda c, n, a, b: f"{c} {n}BETWEEN {a} AND {b}", _float_col, st.sampled_from(["", "NOT "]), _num, _num),
-    st.builds(lambda n, p: f"s {n}LIKE '{p}'", st.sampled_from(["", "NOT "]),
-              st.sampled_from(["a%", "%an%", "_pple%", "%1", "cherry_", "%"])),
+    st.builds(lambda n, op, p: f"s {n}{op} '{p}'", st.sampled_from(["", "NOT "]), st.sampled_from(["LIKE", "ILIKE"]),
+              st.sampled_from(["a%", "%an%", "_pple%", "%1", "cherry_", "%", "A%", "%AN%"])),
+    st.builds(lambda c, n, v: f"{c} IS {n}{v}", st.sampled_from(["b", "(id > 5)", "(s LIKE 'a%')"]),
+              st.sampled_from(["", "NOT "]), st.sampled_from(["TRUE", "FALSE"])),
     st.sampled_from(["b", "NOT b", "TRUE", "FALSE"]),
 )
 _cond = st.recursive(
@@ -148,8 +157,15 @@ def _sql(node, row):
         args = [_sql(a, row) for a in node[2:4]] if kind == "arith" else [_sql(node[1], row)]
         if any(a is None for a in args):
             return None
-        return -args[0] if kind == "neg" else {"+": args[0] + args[1], "-": args[0] - args[1],
-                                               "*": args[0] * args[1]}[node[1]]
+        if kind == "neg":
+            return -args[0]
+        a, b = args
+        if node[1] in "/%" and all(isinstance(v, int) for v in args):  # C's division: toward zero
+            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+            return q if node[1] == "/" else a - q * b
+        if node[1] == "%":
+            return math.fmod(a, b)
+        return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[node[1]]
     if kind == "not":
         v = _sql(node[1], row)
         return None if v is None else not v
@@ -166,6 +182,8 @@ def _sql(node, row):
         return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[node[1]]
     if kind == "isnull":
         return (_sql(node[1], row) is None) != node[2]
+    if kind == "istrue":
+        return (_sql(node[1], row) is node[2]) != node[3]
     if kind == "in":
         x = _sql(node[1], row)
         vals = [_sql(v, row) for v in node[2]]
@@ -182,7 +200,7 @@ def _sql(node, row):
         if x is None:
             return None
         rx = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in node[2])
-        return (re.fullmatch(rx, x, re.S) is not None) != node[3]
+        return (re.fullmatch(rx, x, re.S | (re.I if node[4] else 0)) is not None) != node[3]
     if kind == "bool":
         return _sql(node[1], row) if node[1][0] in _CONDITIONS or node[1][0] != "lit" else node[1][1]
     raise AssertionError(kind)
@@ -213,6 +231,7 @@ def test_random_conditions_match_sql_and_pylance(data, q):
     ("", "empty"), ("id >", "position 4"), ("id = 'a", "position 5"), ("id IN ()", "position 7"),
     ("id IS 5", "position 6"), ("id ~ 2", "position 3"), ("(id = 1", "position 7"), ("1 = 1)", "position 5"),
     ("st.", "position 3"), ("id BETWEEN 1", "position 12"), ("s LIKE 5", "position 7"), ("id NOT 5", "position 7"),
+    ("s ILIKE 5", "position 8"), ("b IS NOT 5", "position 9"), ("id % > 1", "position 5"), ("id / = 1", "position 5"),
     ("d = DATE 'soon'", "not a date"), ("id + (id > 1) > 2", "used as a value"), ("5", "not a condition"),
     ("NOT " * (MAX_DEPTH + 1) + "b", "deeper"), ("+".join(["id"] * (MAX_DEPTH + 2)) + " > 1", "deeper"),
 ])
@@ -222,6 +241,20 @@ def test_bad_conditions_name_what_and_where(data, q, where):
         lancefile.dataset(uri).to_table(filter=q)
     with pytest.raises(lancefile.InvalidInputError, match=where):
         lancefile.read_table(path, filters=q)
+
+
+def test_an_integer_division_by_zero_is_a_clear_error(data):
+    """pylance raises ArrowInvalid ("Divide by zero error"); lancefile an InvalidInputError
+    naming the filter. A float division by zero is IEEE's: no error."""
+    uri, path = data
+    for q in ("id / (id - id) > 1", "id % 0 = 1"):
+        with pytest.raises(lancefile.InvalidInputError, match="failed on the data: divide by zero"):
+            lancefile.dataset(uri).to_table(filter=q)
+        with pytest.raises(lancefile.InvalidInputError, match="divide by zero"):
+            lancefile.read_table(path, filters=q)
+        with pytest.raises(Exception, match="(?i)divide by zero"):
+            lance.dataset(uri).to_table(filter=q)
+    _check(data, "f / 0 > 1000 AND f != 0")  # (0.0 / 0 is a NaN with its sign bit set: see test_negative_nan)
 
 
 def test_unknown_column_and_wrong_types(data):

@@ -252,7 +252,10 @@ def filter_rows(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
         if not isinstance(mask, (pa.Array, pa.ChunkedArray)) or mask.type != pa.bool_() or len(mask) != batch.num_rows:
             raise _Unsupported
     except (_Unsupported, pa.ArrowException, TypeError, ValueError, KeyError, IndexError, OverflowError):
-        return unslice(batch).filter(expr)
+        try:
+            return unslice(batch).filter(expr)
+        except pa.ArrowInvalid as exc:  # a value the filter cannot take: a division by zero, an overflow
+            raise InvalidInputError(f"the filter {expr} failed on the data: {exc}") from None
     return filter_batch(batch, mask)  # null: dropped, as a filter expression drops it
 
 

@@ -6,9 +6,14 @@ every lancefile read evaluates (and prunes zones with, through the files' statis
 
 Supported, with SQL's meaning:
 
-* comparisons ``= == != <> < <= > >=`` between columns, literals and ``+ - *`` arithmetic;
+* comparisons ``= == != <> < <= > >=`` between columns, literals and ``+ - * / %`` arithmetic
+  (``/`` of two integers truncates toward zero; ``%`` is the remainder of that division, with
+  the sign of the dividend; an integer division by zero is an error, and so is an integer
+  overflow, where the reference wraps around);
 * ``AND``, ``OR``, ``NOT`` and parentheses; a boolean column on its own;
-* ``x IS [NOT] NULL``, ``x [NOT] IN (v, ...)``, ``x [NOT] BETWEEN a AND b``, ``x [NOT] LIKE 'p%_'``;
+* ``x IS [NOT] NULL``, ``x IS [NOT] TRUE``, ``x IS [NOT] FALSE`` (never unknown: a null is
+  neither), ``x [NOT] IN (v, ...)``, ``x [NOT] BETWEEN a AND b``, ``x [NOT] LIKE 'p%_'``,
+  ``x [NOT] ILIKE 'p%_'`` (ignoring case);
 * literals: integers, decimals (``1.5``, ``2e3``), ``'strings'`` (``''`` for a quote), ``TRUE``,
   ``FALSE``, ``NULL``, ``DATE '2024-01-31'``, ``TIMESTAMP '2024-01-31 12:00:00'``;
 * column names as words, in double quotes or backquotes (``"my col"``, ```order```), and
@@ -60,16 +65,16 @@ _TOKEN = re.compile(r"""
   | (?P<str>'(?:[^']|'')*')
   | (?P<qid>"(?:[^"]|"")+"|`(?:[^`]|``)+`)
   | (?P<word>[^\W\d]\w*)
-  | (?P<op><=|>=|<>|!=|==|[=<>(),.+\-*])
+  | (?P<op><=|>=|<>|!=|==|[=<>(),.+\-*/%])
 """, re.VERBOSE)
 
-_KEYWORDS = {"AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "LIKE", "TRUE", "FALSE", "DATE", "TIMESTAMP"}
+_KEYWORDS = {"AND", "OR", "NOT", "IS", "NULL", "IN", "BETWEEN", "LIKE", "ILIKE", "TRUE", "FALSE", "DATE", "TIMESTAMP"}
 _CMP = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _ARROW_CMP = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
               ">=": "greater_equal"}
 _ARITH = {"+": "add", "-": "subtract", "*": "multiply"}
-_CONDITIONS = {"or", "and", "not", "cmp", "isnull", "in", "between", "like", "bool"}
+_CONDITIONS = {"or", "and", "not", "cmp", "isnull", "istrue", "in", "between", "like", "bool"}
 MAX_DEPTH = 200  # nesting the parser follows before it calls the condition too deep
 
 
@@ -109,7 +114,8 @@ def _error(text: str, pos: int, what: str) -> InvalidInputError:
 
 # -- the syntax tree ----------------------------------------------------------------------------
 # ("or", [a, b, ...]) ("and", [...]) ("not", x) ("cmp", op, a, b) ("isnull", x, negated)
-# ("in", x, [values], negated) ("between", x, lo, hi, negated) ("like", x, pattern, negated)
+# ("istrue", x, TRUE?, negated) ("in", x, [values], negated) ("between", x, lo, hi, negated)
+# ("like", x, pattern, negated, ignore case?)
 # ("arith", op, a, b) ("neg", a) ("field", (names...)) ("lit", python value, type or None)
 
 
@@ -179,7 +185,10 @@ class _Parser:
             return ("cmp", _CMP[t.text], left, self.sum_())
         if self.take("kw", "IS"):
             negated = bool(self.take("kw", "NOT"))
-            self.need("kw", "NULL", "NULL (IS [NOT] NULL)")
+            for word in ("TRUE", "FALSE"):
+                if self.take("kw", word):
+                    return ("istrue", left, word == "TRUE", negated)
+            self.need("kw", "NULL", "NULL, TRUE or FALSE after IS [NOT]")
             return ("isnull", left, negated)
         negated = bool(self.take("kw", "NOT"))
         if self.take("kw", "IN"):
@@ -193,11 +202,12 @@ class _Parser:
             lo = self.sum_()
             self.need("kw", "AND", "AND (BETWEEN a AND b)")
             return ("between", left, lo, self.sum_(), negated)
-        if self.take("kw", "LIKE"):
-            pat = self.need("str", what="a 'pattern' after LIKE")
-            return ("like", left, _unquote(pat.text), negated)
+        for word in ("LIKE", "ILIKE"):
+            if self.take("kw", word):
+                pat = self.need("str", what=f"a 'pattern' after {word}")
+                return ("like", left, _unquote(pat.text), negated, word == "ILIKE")
         if negated:
-            raise _error(self.text, self.tok.pos, "expected IN, BETWEEN or LIKE after NOT")
+            raise _error(self.text, self.tok.pos, "expected IN, BETWEEN, LIKE or ILIKE after NOT")
         return ("bool", left)
 
     def sum_(self):
@@ -212,9 +222,11 @@ class _Parser:
 
     def product(self):
         left, depth = self.unary(), self.depth
-        while self.take("op", "*"):
+        while self.tok.kind == "op" and self.tok.text in "*/%":
+            op = self.tok.text
+            self.i += 1
             self._deeper()
-            left = ("arith", "*", left, self.unary())
+            left = ("arith", op, left, self.unary())
         self.depth = depth
         return left
 
@@ -235,6 +247,8 @@ class _Parser:
             inner = self.or_()
             self.depth -= 1
             self.need("op", ")")
+            if inner[0] == "bool" and inner[1][0] not in _CONDITIONS:  # a value in parentheses: (id + 1) * 2
+                return inner[1]
             return inner
         if self.take("num"):
             text = t.text
@@ -316,8 +330,12 @@ class _Builder:
             return self.cond(inside, negated != node[4])
         if kind == "like":
             x = self.value(node[1])
-            m = pc.match_like(x, pattern=node[2])
+            m = pc.match_like(x, pattern=node[2], ignore_case=node[4])
             return ~m if negated != node[3] else m  # invert keeps a null (unknown) null
+        if kind == "istrue":  # never unknown: a null (or unknown condition) is neither true nor false
+            inner = node[1] if node[1][0] in _CONDITIONS else ("bool", node[1])
+            m = pc.coalesce(self.cond(inner, not node[2]), pc.scalar(False))
+            return ~m if negated != node[3] else m
         if kind == "bool":
             inner = node[1]
             if inner[0] in _CONDITIONS:  # a condition in parentheses
@@ -400,10 +418,47 @@ class _Builder:
             return pc.scalar(node[1])
         if kind == "arith":
             a, b = self.value(node[2]), self.value(node[3])
+            if node[1] in "/%":
+                return self._divide(node, a, b)
             return getattr(pc, _ARITH[node[1]] + "_checked")(a, b)
         if kind == "neg":
             return pc.negate_checked(self.value(node[1]))
         raise InvalidInputError(f"bad SQL filter: a condition ({_describe(node)}) is used as a value")
+
+    def _divide(self, node, a, b) -> pc.Expression:
+        """``a / b`` (``%``: the remainder) as the reference computes it. Integers: division
+        truncated toward zero, a zero divisor an error; the remainder ``a - (a / b) * b`` has the
+        sign of ``a`` (C's ``%``). Otherwise both sides as float64: IEEE division (a zero divisor
+        gives an infinity or NaN), and the remainder of ``fmod``, ``a - trunc(a / b) * b`` (``a``
+        itself for a finite ``a`` over an infinite ``b``). Arrow has no remainder function."""
+        kinds = {self._number_kind(node[2]), self._number_kind(node[3])}
+        if kinds == {"int"} or None in kinds:  # (an unknown type: Arrow's own rules)
+            quotient = pc.divide_checked(a, b)
+            if node[1] == "/":
+                return quotient
+            return pc.subtract_checked(a, pc.multiply_checked(quotient, b))
+        a, b = a.cast(pa.float64(), safe=False), b.cast(pa.float64(), safe=False)  # big integers round
+        if node[1] == "/":
+            return pc.divide(a, b)
+        rem = pc.subtract(a, pc.multiply(pc.trunc(pc.divide(a, b)), b))
+        return pc.if_else(pc.is_inf(b) & pc.is_finite(a), a, rem)
+
+    def _number_kind(self, node) -> str | None:
+        """"int" where ``node`` is an integer (a column, a literal, or arithmetic of those),
+        "float" where it may be a float, None where the schema does not say."""
+        kind = node[0]
+        if kind == "lit":
+            v = node[1]
+            return "float" if isinstance(v, float) else "int" if isinstance(v, int) else None
+        if kind == "field":
+            t = self._field_type(node)
+            return None if t is None else "int" if pa.types.is_integer(t) else "float"
+        if kind == "neg":
+            return self._number_kind(node[1])
+        if kind == "arith":
+            kinds = {self._number_kind(node[2]), self._number_kind(node[3])}
+            return "int" if kinds == {"int"} else None if None in kinds else "float"
+        return None
 
     def _field_type(self, node) -> pa.DataType | None:
         if node[0] != "field" or self.schema is None:
