@@ -78,6 +78,16 @@ CONDITIONS = [
     # IS [NOT] TRUE / FALSE: never unknown; ILIKE
     "b IS TRUE", "b IS NOT TRUE", "b IS FALSE", "b IS NOT FALSE", "NOT b IS TRUE", "(id > 5) IS TRUE",
     "(id > 5) IS NOT FALSE", "NOT ((f > 2) IS FALSE)", "s ILIKE 'APPLE%'", "s NOT ILIKE '%AN%'", "NOT s ILIKE 'a\\_B%'",
+    # functions (lancefile.sqlfunctions) and CAST
+    "lower(s) = 'apple0'", "UPPER(s) LIKE 'BAN%'", "length(s) = 6", "char_length(s) > 5", "character_length(s) = 4",
+    "octet_length(s) = 5", "abs(id) = 3", "abs(f) > 5", "ltrim(s, 'a') LIKE 'pple%'", "rtrim(s, '012') = 'apple'",
+    "btrim(s, 'a0') = 'pple'", "ltrim(s) = 'apple0'", "starts_with(s, 'ch')", "NOT ends_with(s, '1')",
+    "regexp_like(s, '^[ab]')", "replace(s, 'a', 'o') = 'opple0'", "reverse(s) = '0elppa'", "concat(s, '-') = 'apple0-'",
+    "concat(s, s) = ''", "coalesce(id, -100) = -100", "coalesce(s, 'none') = 'none'", "coalesce(f, 99.0) > 50",
+    "isnan(f)", "NOT isnan(f)", "round(f) = 3", "round(f, 1) = 2.5", "round(id) = 5", "sqrt(id) = 3",
+    "CAST(id AS double) / 4 = 2.5", "CAST(id AS string) LIKE '1%'", "cast(k AS int) % 100 = 7", "cast(id AS bigint) > 30",
+    "upper(lower(s)) = 'CHERRY2'", "abs(id - 10) < 3", "length(s) + 1 = 7", "(abs(id)) = 3",
+    "lower(s) IN ('apple0', 'cherry1')", "abs(f) BETWEEN 1 AND 2",
 ]
 
 
@@ -232,6 +242,9 @@ def test_random_conditions_match_sql_and_pylance(data, q):
     ("id IS 5", "position 6"), ("id ~ 2", "position 3"), ("(id = 1", "position 7"), ("1 = 1)", "position 5"),
     ("st.", "position 3"), ("id BETWEEN 1", "position 12"), ("s LIKE 5", "position 7"), ("id NOT 5", "position 7"),
     ("s ILIKE 5", "position 8"), ("b IS NOT 5", "position 9"), ("id % > 1", "position 5"), ("id / = 1", "position 5"),
+    ("nofunc(s) = 1", "unknown function nofunc"), ("lower(s, 1) = 'a'", "takes 1 argument, not 2"),
+    ("cast(id AS blob) = 1", "CAST to 'blob'"), ("cast(id) = 1", "expected AS"), ("starts_with(s, s)", "must be a literal"),
+    ("round(f, 1.5) = 1", "must be an integer"), ("lower(s = 'a'", "in lower"), ("replace(s, 1, 'a') = 'b'", "'string'"),
     ("d = DATE 'soon'", "not a date"), ("id + (id > 1) > 2", "used as a value"), ("5", "not a condition"),
     ("NOT " * (MAX_DEPTH + 1) + "b", "deeper"), ("+".join(["id"] * (MAX_DEPTH + 2)) + " > 1", "deeper"),
 ])
@@ -241,6 +254,17 @@ def test_bad_conditions_name_what_and_where(data, q, where):
         lancefile.dataset(uri).to_table(filter=q)
     with pytest.raises(lancefile.InvalidInputError, match=where):
         lancefile.read_table(path, filters=q)
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("q", ["ltrim(s) = 'a'", "rtrim(s) = 'b'", "btrim(s) = 'b'", "ltrim(s) LIKE '\ta%'",
+                               "length(btrim(s)) = 1", "upper(s) = ' A'", "reverse(s) = ' b '"])
+def test_trims_take_spaces_only(tmp_path, q):
+    t = pa.table({"k": [0, 1, 2, 3, 4], "s": [" a", "\ta", "  b ", "b\t", None]})
+    uri = str(tmp_path / "ds")
+    lance.write_dataset(t, uri)
+    want = _rows(lance.dataset(uri).to_table(filter=q))
+    assert _rows(lancefile.dataset(uri).to_table(filter=q)) == want
 
 
 def test_an_integer_division_by_zero_is_a_clear_error(data):

@@ -16,6 +16,10 @@ Supported, with SQL's meaning:
   ``x [NOT] ILIKE 'p%_'`` (ignoring case);
 * literals: integers, decimals (``1.5``, ``2e3``), ``'strings'`` (``''`` for a quote), ``TRUE``,
   ``FALSE``, ``NULL``, ``DATE '2024-01-31'``, ``TIMESTAMP '2024-01-31 12:00:00'``;
+* the functions of :mod:`lancefile.sqlfunctions` (``lower``, ``upper``, ``abs``, ``length``,
+  ``ltrim``/``rtrim``/``btrim``, ``starts_with``, ``ends_with``, ``regexp_like``, ``replace``,
+  ``reverse``, ``concat``, ``coalesce``, ``isnan``, ``sqrt``, ``round``, ``array_length``,
+  ``cardinality``...) and ``CAST(x AS type)``, as pylance names them;
 * column names as words, in double quotes or backquotes (``"my col"``, ```order```), and
   ``a.b`` for field ``b`` of struct column ``a``.
 
@@ -47,15 +51,15 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
-import decimal as _decimal
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InvalidInputError
+from .sqlfunctions import CAST_TYPES, FUNCTIONS, NOT_LITERAL, call, number_kind
+from .sqlliterals import as_decimal, both_zeros, literal_array, takes_text
 
 __all__ = ["sql_to_expression"]
 
@@ -240,6 +244,40 @@ class _Parser:
             return ("neg", inner)
         return self.primary()
 
+    def _call(self, name_tok: _Tok):
+        """``name(arg, ...)`` (see :mod:`lancefile.sqlfunctions`) or ``CAST(x AS type)``, the name
+        and ``(`` not yet taken."""
+        name = name_tok.raw.lower()
+        self.i += 2
+        self._deeper()
+        if name == "cast":
+            x = _value_of(self.or_())
+            as_ = self.take("id")
+            if as_ is None or as_.raw.upper() != "AS":
+                raise _error(self.text, self.tok.pos, "expected AS in CAST(x AS type)")
+            words = []
+            while self.tok.kind in ("id", "kw"):
+                words.append(self.tok.raw.lower())
+                self.i += 1
+            type_name = " ".join(words)
+            if type_name not in CAST_TYPES:
+                raise _error(self.text, as_.pos, f"CAST to {type_name or 'nothing'!r}: the types are "
+                                                 f"{', '.join(sorted(CAST_TYPES))}")
+            self.need("op", ")", "')' after CAST(x AS type")
+            self.depth -= 1
+            return ("cast", x, type_name)
+        if name not in FUNCTIONS:
+            raise _error(self.text, name_tok.pos, f"unknown function {name}(); the functions are "
+                                                  f"{', '.join(FUNCTIONS)} and CAST")
+        args = []
+        if not self.take("op", ")"):
+            args.append(_value_of(self.or_()))
+            while self.take("op", ","):
+                args.append(_value_of(self.or_()))
+            self.need("op", ")", f"')' or ',' in {name}()")
+        self.depth -= 1
+        return ("func", name, args)
+
     def primary(self):
         t = self.tok
         if self.take("op", "("):
@@ -247,9 +285,7 @@ class _Parser:
             inner = self.or_()
             self.depth -= 1
             self.need("op", ")")
-            if inner[0] == "bool" and inner[1][0] not in _CONDITIONS:  # a value in parentheses: (id + 1) * 2
-                return inner[1]
-            return inner
+            return _value_of(inner)  # a value in parentheses: (id + 1) * 2
         if self.take("num"):
             text = t.text
             if any(c in text for c in ".eE"):
@@ -268,6 +304,9 @@ class _Parser:
                 self.i += 1
                 s = self.need("str")
                 return ("lit", _typed(self.text, t.text, _unquote(s.text), s.pos), None)
+        nxt = self.toks[min(self.i + 1, len(self.toks) - 1)]
+        if t.kind == "id" and nxt.kind == "op" and nxt.text == "(" and self.text[t.pos] not in "\"`":
+            return self._call(t)
         if self.take("id") or (t.text in ("DATE", "TIMESTAMP") and self.take("kw")):  # a column named date
             names = [t.raw]
             while self.take("op", "."):
@@ -278,6 +317,11 @@ class _Parser:
             return ("field", tuple(names))
         got = "the end" if t.kind == "end" else repr(t.text)
         raise _error(self.text, t.pos, f"expected a column, a value or '(', found {got}")
+
+
+def _value_of(node):
+    """A value in parentheses or as an argument parses as ``("bool", value)``: the value."""
+    return node[1] if node[0] == "bool" and node[1][0] not in _CONDITIONS else node
 
 
 def _unquote(s: str) -> str:
@@ -386,6 +430,13 @@ class _Builder:
             return "nan" if "nan" in (self._nan_kind(node[2]), self._nan_kind(node[3])) else ""
         if node[0] == "neg":
             return "nan" if self._nan_kind(node[1]) == "nan" else ""
+        if node[0] == "cast":
+            return "nan" if pa.types.is_floating(CAST_TYPES[node[2]]) else ""
+        if node[0] == "func":
+            if node[1] in ("sqrt", "round"):
+                return "nan"
+            if node[1] in ("abs", "coalesce"):
+                return "nan" if "nan" in [self._nan_kind(a) for a in node[2]] else ""
         return ""
 
     def _in(self, node, negated: bool) -> pc.Expression:
@@ -406,7 +457,7 @@ class _Builder:
         elif not values:
             return pc.scalar(False)
         target = self._field_type(x_node)
-        arr = _both_zeros(_literal_array(values, target))
+        arr = both_zeros(literal_array(values, target))
         member = pc.is_in(x, value_set=arr, skip_nulls=True)
         return (~member & x.is_valid()) if negated else member
 
@@ -423,6 +474,11 @@ class _Builder:
             return getattr(pc, _ARITH[node[1]] + "_checked")(a, b)
         if kind == "neg":
             return pc.negate_checked(self.value(node[1]))
+        if kind == "func":
+            return call(node[1], [self.value(a) for a in node[2]],
+                        [a[1] if a[0] == "lit" else NOT_LITERAL for a in node[2]])
+        if kind == "cast":
+            return self.value(node[1]).cast(CAST_TYPES[node[2]])
         raise InvalidInputError(f"bad SQL filter: a condition ({_describe(node)}) is used as a value")
 
     def _divide(self, node, a, b) -> pc.Expression:
@@ -458,6 +514,11 @@ class _Builder:
         if kind == "arith":
             kinds = {self._number_kind(node[2]), self._number_kind(node[3])}
             return "int" if kinds == {"int"} else None if None in kinds else "float"
+        if kind == "cast":
+            t = CAST_TYPES[node[2]]
+            return "int" if pa.types.is_integer(t) else "float" if pa.types.is_floating(t) else None
+        if kind == "func":
+            return number_kind(node[1], [self._number_kind(a) for a in node[2]])
         return None
 
     def _field_type(self, node) -> pa.DataType | None:
@@ -478,94 +539,15 @@ class _Builder:
         as a value of that column's type (``ts > '2024-01-01'``)."""
         for lit, col, left in ((nb, na, True), (na, nb, False)):
             t = self._field_type(col)
-            if lit[0] != "lit" or t is None or not _takes_text(t):
+            if lit[0] != "lit" or t is None or not takes_text(t):
                 continue
             if isinstance(lit[1], (str, _dt.date)):
-                s = _literal_array([lit[1]], t)[0]
+                s = literal_array([lit[1]], t)[0]
                 return (a, pc.scalar(s)) if left else (pc.scalar(s), b)
-            number = _as_decimal(lit[1]) if pa.types.is_decimal(t) else None
+            number = as_decimal(lit[1]) if pa.types.is_decimal(t) else None
             if number is not None:  # a number against a decimal column: as the decimal it reads as
                 return (a, pc.scalar(number)) if left else (pc.scalar(number), b)
         return a, b
-
-
-def _as_decimal(value) -> _decimal.Decimal | None:
-    """An integer or float literal as the exact decimal it is written as (``1.5``, ``2e3`` ->
-    ``2000``), or None (not a number, NaN or infinite, or past 38 digits). Arrow compares a
-    decimal column with a decimal of any scale; an int64 literal it would widen to 20 digits
-    of the column's scale, past a decimal128(10, 1) column's precision ('Precision is not
-    great enough'), where pylance compares them."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    d = _decimal.Decimal(value) if isinstance(value, int) else _decimal.Decimal(repr(value))
-    if not d.is_finite():
-        return None
-    if d == d.to_integral_value():
-        d = d.quantize(_decimal.Decimal(1))
-    return d if len(d.as_tuple().digits) <= 38 else None
-
-
-def _decimal_members(values: list, target: pa.DataType) -> pa.Array:
-    """An IN list of numbers against a decimal column, as values of the column's type: a number
-    the column cannot hold exactly (more digits after the point than its scale, or too many) can
-    equal none of its values and is left out."""
-    kept = []
-    for v in values:
-        d = _as_decimal(v)
-        if d is None:
-            raise InvalidInputError(f"bad SQL filter: {v!r} cannot be compared with a {target} column")
-        try:
-            kept.append(pa.array([d], target)[0])
-        except (pa.ArrowException, ValueError, OverflowError):
-            continue
-    return pa.array([x.as_py() for x in kept], target)
-
-
-def _takes_text(t: pa.DataType) -> bool:
-    return (pa.types.is_temporal(t) or pa.types.is_decimal(t)) and not pa.types.is_interval(t)
-
-
-def _literal_array(values: list, target: pa.DataType | None) -> pa.Array:
-    """The literals of an IN list (or one literal) as an Arrow array, of ``target``'s type where
-    they are text or times and the column temporal or decimal."""
-    if target is not None and _takes_text(target) and all(isinstance(v, (str, _dt.date)) for v in values):
-        try:
-            if all(isinstance(v, str) for v in values):
-                return pa.array([v.strip() for v in values], pa.string()).cast(target)
-            return pa.array(values).cast(target)
-        except (pa.ArrowException, ValueError, TypeError) as exc:
-            raise InvalidInputError(f"bad SQL filter: cannot read {values!r} as {target}: {exc}") from None
-    if target is not None and pa.types.is_decimal(target) and all(isinstance(v, (int, float)) for v in values):
-        return _decimal_members(values, target)
-    try:
-        arr = pa.array(values)
-    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
-        raise InvalidInputError(f"bad SQL filter: the values {values!r} are not of one type: {exc}") from None
-    if target is not None and arr.type != target and (pa.types.is_integer(target) or pa.types.is_floating(target)) \
-            and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
-        if pa.types.is_floating(arr.type) and pa.types.is_integer(target):
-            return arr  # decimals against an integer column: compared as they are
-        try:  # an IN list of the column's own type: Arrow does not widen a value set
-            return arr.cast(target, safe=True)
-        except (pa.ArrowException, ValueError):  # e.g. integers past an int8 column's range
-            return arr.cast(pa.float64()) if pa.types.is_integer(arr.type) else arr
-    return arr
-
-
-def _both_zeros(arr: pa.Array) -> pa.Array:
-    """A float IN list holding a zero holds both zeros: SQL compares numbers (``-0.0 = 0.0``,
-    as the ``=`` of the same filter does, and pylance's IN), where Arrow's ``is_in`` tells floats
-    apart by their bits.
-
-    Example::
-
-        >>> _both_zeros(pa.array([0.0, 2.5])).to_pylist()
-        [0.0, 2.5, 0.0, -0.0]
-    """
-    if not pa.types.is_floating(arr.type) or not pc.any(pc.equal(arr, 0)).as_py():
-        return arr
-    zeros = np.array([0.0, -0.0], dtype=arr.type.to_pandas_dtype())
-    return pa.concat_arrays([arr, pa.array(zeros, arr.type)])
 
 
 def _is_null(e: pc.Expression) -> bool:
