@@ -3,6 +3,7 @@ read_schema/read_metadata, the Arrow stream protocol, size_bytes, reads after cl
 to file objects and to ``memory://`` URIs."""
 
 import io
+import os
 
 import pyarrow as pa
 import pytest
@@ -113,6 +114,40 @@ def test_memory_uri_round_trip_and_no_partial_object():
     lancefile.write_table(TABLE, "bucket/ok.lance", filesystem=fs)
     assert [i.path for i in fs.get_file_info(pafs.FileSelector("", recursive=True)) if i.is_file] == ["bucket/ok.lance"]
     assert lancefile.read_table("bucket/ok.lance", filesystem=fs).equals(TABLE)
+
+
+def test_file_uris_are_local_files_written_in_place(tmp_path, monkeypatch):
+    """A file:// URI is the local file it names (percent-escapes decoded, as pyarrow and pylance
+    read it): written through the local writer, not staged in the temporary directory and
+    copied as through pyarrow.fs."""
+    from lancefile import objectstore
+
+    def no_store(*a, **k):
+        raise AssertionError("a file:// URI went through pyarrow.fs")
+
+    monkeypatch.setattr(objectstore, "resolve_store", no_store)
+    monkeypatch.setattr("lancefile.remote.resolve_store", no_store)
+    monkeypatch.setattr("lancefile.datasets.storage.resolve_store", no_store)
+    uri = (tmp_path / "my table.lance").as_uri()
+    assert "%20" in uri
+    lancefile.write_table(TABLE, uri)
+    assert sorted(os.listdir(tmp_path)) == ["my table.lance"]
+    assert lancefile.read_table(uri).equals(TABLE)
+    assert lancefile.read_table("file:" + str(tmp_path / "my%20table.lance")).equals(TABLE)
+    with lancefile.LanceFileWriter(uri.replace("my%20table", "w"), TABLE.schema) as w:
+        w.write_batch(TABLE)
+    assert w.path == str(tmp_path / "w.lance")
+    ds_uri = (tmp_path / "ds").as_uri()
+    lancefile.write_dataset(TABLE, ds_uri)
+    assert lancefile.dataset(ds_uri).to_table().equals(TABLE)
+    from lancefile.datasets.storage import is_dataset
+    assert is_dataset(ds_uri) and is_dataset(str(tmp_path / "ds"))
+    with pytest.raises(InvalidInputError, match="storage_options"):
+        lancefile.write_table(TABLE, uri, storage_options={"region": "x"})
+    with pytest.raises(LanceError, match="not a local file URI"):
+        lancefile.write_table(TABLE, "file://otherhost/t.lance")
+    with pytest.raises(LanceError, match="not a local file URI"):
+        lancefile.read_table("file://otherhost/t.lance")
 
 
 def test_uri_errors_name_the_uri():

@@ -419,8 +419,13 @@ def open_source(source, *, storage_options: dict | None = None, filesystem=None)
     ``filesystem=`` are read through ``pyarrow.fs`` (:class:`lancefile.objectstore.ArrowFsSource`).
     """
     from .localfile import LocalFileSource
-    from .objectstore import is_uri, resolve_store
+    from .objectstore import file_uri_path, is_uri, resolve_store
 
+    local = file_uri_path(source) if filesystem is None else None
+    if local is not None:  # a local file, read as one
+        if storage_options:
+            raise LanceIOError(f"{source}: storage_options apply to object-store URIs (s3://...), not to local files")
+        source = local
     if isinstance(source, (str, os.PathLike)) and (filesystem is not None or is_uri(source)):
         return resolve_store(os.fspath(source), storage_options, filesystem).open()
     if storage_options:

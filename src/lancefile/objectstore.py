@@ -45,7 +45,7 @@ from .errors import InvalidInputError, LanceIOError
 from .io import _BaseSource, check_range, new_buffer
 from .threadpools import shared_pool
 
-__all__ = ["ObjectStore", "RetryPolicy", "ArrowFsSource", "resolve_store", "resolve_filesystem", "is_uri",
+__all__ = ["ObjectStore", "RetryPolicy", "ArrowFsSource", "resolve_store", "resolve_filesystem", "is_uri", "file_uri_path",
            "REMOTE_COALESCE_GAP", "PART_BYTES", "IO_THREADS", "STORAGE_OPTION_KEYS"]
 
 STORAGE_OPTION_KEYS = s3.STORAGE_OPTION_KEYS  # every storage_options key lancefile knows (lower case)
@@ -76,6 +76,26 @@ CONDITIONAL_CREATE_MISSING = (
 def is_uri(path) -> bool:
     """True for the object-store (and ``memory://``, ``file://``) URIs lancefile opens through pyarrow.fs."""
     return isinstance(path, str) and path.lower().startswith(_URI_SCHEMES)
+
+
+def file_uri_path(path) -> str | None:
+    """The local path a ``file://`` URI (or ``file:/abs/path``) names, percent-escapes decoded,
+    as pyarrow reads it; None for anything else. Such a URI is opened as the local file it is:
+    through pyarrow.fs a write would be staged in the temporary directory and copied.
+
+    Example::
+
+        >>> file_uri_path("file:///data/my%20table.lance"), file_uri_path("/data/t.lance")
+        ('/data/my table.lance', None)
+    """
+    if not isinstance(path, str) or not path[:5].lower() == "file:":
+        return None
+    import pyarrow.fs as pafs
+
+    try:
+        return pafs.FileSystem.from_uri(path)[1]
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise InvalidInputError(f"{path}: not a local file URI: {exc}") from None
 
 
 # -- retries -------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from .errors import InvalidInputError, LanceError, LanceIOError, SchemaMismatchE
 from .format.container import COLUMN_ENCODING_URL, BufferRef, pack_any
 from .format.schema import LanceSchema, descriptor_bytes
 from .format.version import DEFAULT_VERSION, resolve_version
+from .objectstore import file_uri_path
 from .remote import RemoteTarget, local_path as _local_path
 from .sink import FileSink
 from .tempfiles import sweep_once, sync_directory, temporary_path
@@ -174,6 +175,12 @@ class LanceFileWriter:
         # Object stores and file objects: the file is made in a private local directory and
         # sent whole by close(), so a failed write leaves nothing at the destination.
         self._size: int | None = None
+        local = file_uri_path(path) if filesystem is None else None
+        if local is not None:  # written in place, not staged and copied as through pyarrow.fs
+            if storage_options:
+                raise InvalidInputError(f"{path}: storage_options apply to object-store URIs (s3://...), "
+                                        f"not to local files")
+            path = local
         self._remote: RemoteTarget | None = RemoteTarget.of(path, storage_options, filesystem)
         self.path = self._remote.name if self._remote else _local_path(path)
         self._target = self._remote.staging if self._remote else self.path

@@ -26,7 +26,7 @@ import posixpath
 import uuid
 
 from ..errors import CorruptFileError, InvalidInputError, LanceError, LanceIOError
-from ..objectstore import ObjectStore, is_uri, resolve_store
+from ..objectstore import ObjectStore, file_uri_path, is_uri, resolve_store
 from ..tempfiles import sync_directory
 
 __all__ = ["Root", "dataset_root", "name", "join", "list_names", "read_small", "source", "is_remote",
@@ -48,12 +48,11 @@ def dataset_root(uri, storage_options: dict | None = None) -> "str | ObjectStore
     path = os.fspath(uri)
     if not isinstance(path, str):
         raise InvalidInputError(f"a dataset is named by a str path or URI, not {path!r}")
-    if path.startswith("file:") and not path.startswith("file://"):  # file:/abs/path, as pylance accepts
-        path = "file://" + path[len("file:"):]
-    if path.startswith("file://"):
+    local = file_uri_path(path)  # file:///abs/path or file:/abs/path, as pylance accepts
+    if local is not None:
         if storage_options:
             raise InvalidInputError(f"{path}: storage_options are for object stores, not local paths")
-        path = path[len("file://"):]
+        path = local
     elif is_uri(path):
         return resolve_store(path.rstrip("/"), storage_options)
     elif "://" in path:
@@ -66,12 +65,12 @@ def dataset_root(uri, storage_options: dict | None = None) -> "str | ObjectStore
 
 def is_dataset(path: str) -> bool:
     """Whether ``path`` (a local path or an object-store URI) is a Lance dataset's directory."""
-    if is_uri(path) and not path.startswith("file://"):
+    if is_uri(path) and file_uri_path(path) is None:
         try:
             return bool(list_names(join(dataset_root(path), "_versions")))
         except LanceError:
             return False
-    return os.path.isdir(os.path.join(path, "_versions"))
+    return os.path.isdir(os.path.join(file_uri_path(path) or path, "_versions"))
 
 
 def is_remote(root) -> bool:
