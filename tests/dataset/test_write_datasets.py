@@ -661,6 +661,27 @@ def test_failed_write_removes_its_data_files(tmp_path):
     assert _data_dir_files(uri) == _referenced_data_files(uri)
 
 
+def test_a_failed_manifest_write_leaves_no_transaction_file(tmp_path, monkeypatch):
+    """The transaction file is written before the manifest that names it: when the manifest
+    cannot be written, nothing refers to it and it is removed with the data files."""
+    from lancefile.datasets import write as write_mod
+
+    uri = str(tmp_path / "txn.lance")
+    t1 = simple_table(25)
+    lancefile.write_dataset(t1, uri)
+    before = set(os.listdir(os.path.join(uri, "_transactions")))
+
+    def disk_full(*args, **kwargs):
+        raise lancefile.LanceIOError("no space left on device")
+
+    monkeypatch.setattr(write_mod, "commit_manifest_file", disk_full)
+    with pytest.raises(lancefile.LanceIOError, match="no space"):
+        lancefile.write_dataset(simple_table(10, 100), uri, mode="append")
+    assert set(os.listdir(os.path.join(uri, "_transactions"))) == before
+    assert _data_dir_files(uri) == _referenced_data_files(uri)
+    assert lancefile.dataset(uri).to_table().equals(t1)
+
+
 # --------------------------------------------------------------------------------------------
 # Commit races made deterministic: another writer commits while lancefile consumes its input
 # --------------------------------------------------------------------------------------------

@@ -399,8 +399,13 @@ def commit_loop(root, scheme: str, what: str, base: LoadedManifest | None, read_
         txn_name = f"{read_version}-{txn_name_uuid}.txn"
         manifest, txn, index = make(base, read_version, txn_name, txn_name_uuid)
         txn_path = _write_transaction(root, txn_name, txn)
-        data = encode_manifest(manifest, txn, index)
-        if commit_manifest_file(root, manifest.version, scheme, data):
+        try:
+            data = encode_manifest(manifest, txn, index)
+            done = commit_manifest_file(root, manifest.version, scheme, data)
+        except BaseException:  # no version refers to the transaction: it goes too
+            remove(txn_path)
+            raise
+        if done:
             write_hint(root, manifest.version)
             where = join(root, VERSIONS_DIR, manifest_file_name(manifest.version, scheme))
             committed = LoadedManifest(manifest, location_name(where), len(data), index)  # as read back
