@@ -463,6 +463,80 @@ def test_append_onto_damaged_dataset(ds_copy):
 
 
 # --------------------------------------------------------------------------------------------
+def _address_space_limited(fn, limit: int = 3 << 30):
+    """Run ``fn`` in a child process whose address space is capped; returns what it printed."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+        import lancefile
+        try:
+            {fn}
+            print("NO ERROR")
+        except lancefile.LanceError as exc:
+            print("LANCE ERROR", exc)
+        except BaseException as exc:
+            print("OTHER", type(exc).__name__, exc)
+    """)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stdout
+
+
+def test_a_deletion_bitmap_of_billions_is_refused_before_it_is_listed(tmp_path):
+    """A run-length bitmap of 212 KB can hold ~1e9 offsets: listing them took ~4 GB. Its size
+    and largest offset are checked against the fragment first."""
+    from pyroaring import BitMap
+
+    uri = str(tmp_path / "bomb.lance")
+    lancefile.write_dataset(simple_table(20_000), uri)
+    lancefile.dataset(uri).delete("id > 100")
+    p = _deletion_file(uri)
+    assert p.suffix == ".bin"
+    bm = BitMap()
+    bm.add_range(0, (1 << 16) * 15_000)
+    bm.run_optimize()
+    p.write_bytes(bm.serialize())
+    out = _address_space_limited(f"lancefile.dataset({uri!r}).to_table()")
+    assert out.startswith("LANCE ERROR") and p.name in out and "for a fragment of 20000 rows" in out, out
+
+
+def test_a_compressed_deletion_file_is_sized_before_it_is_decompressed(tmp_path):
+    """61 KB of zstd stating 500 million row ids (2 GB) for a fragment of 300 rows: the rows and
+    bytes the file's metadata states are checked before pyarrow allocates them."""
+    uri = str(tmp_path / "bomb.lance")
+    lancefile.write_dataset(simple_table(300), uri)
+    lancefile.dataset(uri).delete("id < 100")
+    p = _deletion_file(uri)
+    assert p.suffix == ".arrow"
+    schema = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+    with pa.ipc.new_file(str(p), schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(pa.table([pa.array(np.zeros(500_000_000, np.uint32))], schema=schema))
+    assert p.stat().st_size < 100_000
+    out = _address_space_limited(f"lancefile.dataset({uri!r}).to_table()")
+    assert out.startswith("LANCE ERROR") and "500000000 row ids" in out and p.name in out, out
+
+
+def test_the_ipc_sizes_match_what_pyarrow_reads():
+    from lancefile.datasets.ipcsize import IpcLayoutError, ipc_rows_and_bytes
+
+    schema = pa.schema([pa.field("row_id", pa.uint32(), nullable=False)])
+    for compression in (None, "zstd", "lz4"):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as w:
+            for n in (0, 5, 3000):
+                w.write_table(pa.table([pa.array(np.arange(n, dtype=np.uint32))], schema=schema))
+        data = sink.getvalue().to_pybytes()
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        rows, size = ipc_rows_and_bytes(data)
+        assert rows == table.num_rows == 3005
+        assert 4 * rows <= size <= 4 * rows + 3 * 64
+        for cut in (len(data) // 2, len(data) - 12, 20):  # damaged metadata: an error, never a crash
+            with pytest.raises(IpcLayoutError):
+                ipc_rows_and_bytes(data[:cut] + data[-10:])
+
+
 # Manifests that point at the wrong things
 # --------------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ import pyarrow.ipc as ipc
 
 from .._proto import table_pb2
 from ..errors import CorruptFileError
+from .ipcsize import IpcLayoutError, ipc_rows_and_bytes
 
 __all__ = ["DELETIONS_DIR", "BITMAP_THRESHOLD", "deletion_file_path", "deletion_file_name", "read_deletion_vector", "write_deletion_file"]
 
@@ -63,7 +64,10 @@ def read_deletion_vector(root, fragment_id: int, info: table_pb2.DeletionFile,
         raise CorruptFileError(f"{path}: unknown deletion file type {info.file_type}")
     # a deletion file holds at most one u32 (or a bitmap's bit) per row; allow generous framing
     data = read_small(loc, f"deletion file of fragment {fragment_id}", 64 * 1024 + 8 * physical_rows)
-    offsets = _parse_arrow(data, path) if info.file_type == _ARROW else _parse_bitmap(data, path)
+    if info.file_type == _ARROW:
+        offsets = _parse_arrow(data, path, physical_rows)
+    else:
+        offsets = _parse_bitmap(data, path, physical_rows)
     if len(offsets) > 1 and not np.all(offsets[1:] > offsets[:-1]):  # pylance writes them sorted
         offsets = np.unique(offsets)
     if len(offsets) and int(offsets[-1]) >= physical_rows:
@@ -78,7 +82,14 @@ def read_deletion_vector(root, fragment_id: int, info: table_pb2.DeletionFile,
 _IPC_OPTIONS = ipc.IpcReadOptions(use_threads=False)
 
 
-def _parse_arrow(data: bytes, path: str) -> np.ndarray:
+def _parse_arrow(data: bytes, path: str, physical_rows: int) -> np.ndarray:
+    try:  # what the batches hold and decompress to, from the metadata, before Arrow allocates it
+        rows, size = ipc_rows_and_bytes(data)
+    except IpcLayoutError as exc:
+        raise CorruptFileError(f"{path}: the deletion file is not a valid Arrow IPC file: {exc}") from None
+    if rows > physical_rows or size > 64 * 1024 + 8 * physical_rows:
+        raise CorruptFileError(f"{path}: the deletion file holds {rows} row ids ({size} bytes once read) "
+                               f"for a fragment of {physical_rows} rows")
     try:
         # a few KB: Arrow's thread pool costs more than it saves (18 us a file instead of 65)
         reader = ipc.open_file(pa.py_buffer(data), options=_IPC_OPTIONS)
@@ -99,13 +110,17 @@ def _parse_arrow(data: bytes, path: str) -> np.ndarray:
     return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.uint32, copy=False)
 
 
-def _parse_bitmap(data: bytes, path: str) -> np.ndarray:
+def _parse_bitmap(data: bytes, path: str, physical_rows: int) -> np.ndarray:
     from pyroaring import BitMap
 
     try:
         bitmap = BitMap.deserialize(data)
     except (ValueError, OverflowError, MemoryError) as exc:
         raise CorruptFileError(f"{path}: the deletion bitmap is not a valid portable Roaring bitmap: {exc}") from None
+    # checked before the offsets are listed: a run-length bitmap of a few KB can hold billions
+    if len(bitmap) > physical_rows or (len(bitmap) and bitmap.max() >= physical_rows):
+        raise CorruptFileError(f"{path}: the deletion bitmap holds {len(bitmap)} offsets up to {bitmap.max()} "
+                               f"for a fragment of {physical_rows} rows")
     return np.asarray(bitmap.to_array(), dtype=np.uint32) if len(bitmap) else np.zeros(0, np.uint32)
 
 
