@@ -537,6 +537,21 @@ def test_the_ipc_sizes_match_what_pyarrow_reads():
                 ipc_rows_and_bytes(data[:cut] + data[-10:])
 
 
+@pytest.mark.parametrize("edit", [lambda m: setattr(m, "max_fragment_id", (1 << 32) - 1),
+                                  lambda m: setattr(m.fragments[0], "id", (1 << 64) - 1)])
+def test_an_append_past_the_last_fragment_id_is_refused(tmp_path, edit):
+    """max_fragment_id is a uint32: an append that would pass it was a bare protobuf ValueError."""
+    uri = str(tmp_path / "ids.lance")
+    t = simple_table(3)
+    lancefile.write_dataset(t, uri)
+    _edit_latest(uri, edit)
+    files = set(os.listdir(os.path.join(uri, "data")))
+    with pytest.raises(lancefile.CorruptFileError, match="largest a manifest holds"):
+        lancefile.write_dataset(simple_table(2, 10), uri, mode="append")
+    assert set(os.listdir(os.path.join(uri, "data"))) == files
+    assert lancefile.dataset(uri).to_table().equals(t)
+
+
 # Manifests that point at the wrong things
 # --------------------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from .._proto import file_pb2, table_pb2
-from ..errors import CommitConflictError, InvalidInputError, LanceIOError, SchemaMismatchError
+from ..errors import CommitConflictError, CorruptFileError, InvalidInputError, LanceIOError, SchemaMismatchError
 from ..format.schema import LanceSchema
 from ..format.version import resolve_version
 from ..writer import LanceFileWriter
@@ -50,6 +50,7 @@ __all__ = ["write_dataset", "WritePlan", "plan_write", "write_fragments", "commi
 
 DEFAULT_MAX_ROWS_PER_FILE = 1024 * 1024
 TRANSACTIONS_DIR = "_transactions"
+MAX_FRAGMENT_ID = (1 << 32) - 1  # Manifest.max_fragment_id is a uint32
 COMMIT_RETRIES = 20
 MODES = ("create", "append", "overwrite")
 _COMPATIBLE_WITH_APPEND = {"append", "delete", "update", "rewrite", "reserve_fragments", "create_index",
@@ -306,6 +307,10 @@ def _build(plan: WritePlan, base: LoadedManifest | None, fragments: list[table_p
         if old.HasField("max_fragment_id"):
             ids.append(old.max_fragment_id)
         next_id = max(ids) + 1 if ids else 0
+    if next_id + len(fragments) - 1 > MAX_FRAGMENT_ID:  # the manifest's max_fragment_id is a uint32
+        raise CorruptFileError(f"{location_name(plan.root)}: version {old.version} already uses fragment id "
+                               f"{next_id - 1}; new fragments would pass the largest a manifest holds "
+                               f"({MAX_FRAGMENT_ID})")
     for i, f in enumerate(fragments):
         g = table_pb2.DataFragment()
         g.CopyFrom(f)
