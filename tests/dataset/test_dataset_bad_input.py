@@ -22,6 +22,7 @@ import pytest
 
 from tests.dataset.conftest import (
     assert_same_table,
+    decode_manifest,
     latest_manifest,
     manifest_paths,
     pylance_refuses,
@@ -550,6 +551,69 @@ def test_an_append_past_the_last_fragment_id_is_refused(tmp_path, edit):
         lancefile.write_dataset(simple_table(2, 10), uri, mode="append")
     assert set(os.listdir(os.path.join(uri, "data"))) == files
     assert lancefile.dataset(uri).to_table().equals(t)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _rewrite_manifest_body(uri, make_body) -> None:
+    """Replace the latest manifest's section with ``make_body(manifest)`` (raw protobuf bytes)."""
+    path = _latest_manifest(uri)
+    raw = path.read_bytes()
+    pos, m = decode_manifest(raw)
+    body = make_body(m)
+    path.write_bytes(raw[:pos] + struct.pack("<I", len(body)) + body + struct.pack("<qhh", pos, 0, 2) + b"LANC")
+
+
+def _with_fragments(m, fragment_bytes) -> bytes:
+    rest = type(m)()
+    rest.CopyFrom(m)
+    del rest.fragments[:]
+    return rest.SerializeToString() + b"".join(b"\x12" + _varint(len(f)) + f for f in fragment_bytes)
+
+
+@pytest.mark.parametrize("where", ["manifest", "fragment"])
+def test_a_known_field_with_the_wrong_wire_type_is_refused(tmp_path, where):
+    """One flipped bit in a tag: Python's protobuf kept the field as an unknown one and the
+    fragment (or the field inside it) was silently dropped; pylance refuses ("invalid wire type")."""
+    uri = str(tmp_path / "wire.lance")
+    lancefile.write_dataset(simple_table(9), uri, max_rows_per_file=3)
+
+    def body(m):
+        frags = [f.SerializeToString() for f in m.fragments]
+        if where == "manifest":  # fragment 1's entry (field 2) tagged as field 3, version (a varint)
+            out = _with_fragments(m, frags)
+            entry = b"\x12" + _varint(len(frags[1])) + frags[1]
+            at = out.index(entry)
+            return out[:at] + b"\x1a" + out[at + 1:]
+        frags[1] += b"\x22\x01\x05"  # physical_rows (field 4, a varint) as a length-delimited field
+        return _with_fragments(m, frags)
+
+    _rewrite_manifest_body(uri, body)
+    with pytest.raises(lancefile.CorruptFileError, match="wrong wire type"):
+        lancefile.dataset(uri)
+    if where == "manifest":
+        with pytest.raises(Exception, match="invalid wire type"):
+            lance.dataset(uri)
+
+
+def test_fields_of_a_newer_writer_are_still_read(tmp_path):
+    """A field number this library does not know (a newer writer's) is allowed, as the
+    reference allows them: only known fields with the wrong wire type are refused."""
+    uri = str(tmp_path / "newer.lance")
+    t = simple_table(9)
+    lancefile.write_dataset(t, uri, max_rows_per_file=3)
+    extra = b"\xb8\x3e\x07"  # field 999, a varint
+    _rewrite_manifest_body(uri, lambda m: _with_fragments(m, [f.SerializeToString() + extra for f in m.fragments])
+                           + extra)
+    assert lancefile.dataset(uri).to_table().equals(t)
+    assert lance.dataset(uri).to_table().equals(t)
 
 
 # Manifests that point at the wrong things
