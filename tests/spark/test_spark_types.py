@@ -220,3 +220,33 @@ def test_conform_batch_gives_sparks_exact_arrow_schema():
     assert got.column("cat").to_pylist() == ["a", None]
     assert got.column("u").to_pylist() == [decimal.Decimal(1), decimal.Decimal(2**64 - 1)]
     assert got.column("ts").to_pylist()[0] == datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def test_null_vectors_become_null_fixed_size_lists_without_reading_past_the_values():
+    """A null row of a vector column holds no values in Spark's list but list_size of them in a
+    fixed_size_list: pyarrow's cast read them past the end of the values buffer (a segfault of
+    the Python worker when Spark's buffer is a null pointer). Run in a child process: a crash
+    must fail the test, not the test run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import pyarrow as pa
+        from lancefile.spark.types import to_vectors
+        typ = pa.list_(pa.field("item", pa.float32()), 2)
+        # Spark's all-null batch: a values buffer that is a null pointer of size 0
+        values = pa.Array.from_buffers(pa.float32(), 0, [None, pa.foreign_buffer(0, 0)])
+        arr = pa.ListArray.from_buffers(pa.list_(pa.float32()), 1, [pa.py_buffer(b"\\x00"), pa.py_buffer(bytes(8))],
+                                        children=[values], null_count=1)
+        out = to_vectors(arr, typ, "emb")
+        out.validate(full=True)
+        print(out.to_pylist())
+        mixed = pa.array([[9.0, 9.0], [1.0, 2.0], None, [3.0, None], None], pa.list_(pa.float32())).slice(1)
+        out = to_vectors(mixed, typ, "emb")
+        out.validate(full=True)
+        print(out.to_pylist(), out.type)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["[None]", "[[1.0, 2.0], None, [3.0, None], None] fixed_size_list<item: float>[2]"]

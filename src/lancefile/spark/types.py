@@ -48,6 +48,7 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as T
@@ -277,7 +278,18 @@ def to_vectors(arr: pa.Array, typ: pa.DataType, name: str) -> pa.Array:
             f"vector column {name!r}: a row has {lengths[row].as_py()} values, expected {typ.list_size} "
             f"(option vectorColumns, or the dataset's vector size)"
         )
-    return arr.cast(typ)
+    if not arr.null_count:
+        return arr.cast(typ)
+    # A null row holds no values in a list but list_size of them in a fixed_size_list: pyarrow's
+    # cast reads them past the end of the values (garbage, or a crash of the worker). The null
+    # rows get zeros, and stay null.
+    size = typ.list_size
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    values = arr.values
+    starts = np.where(valid, arr.offsets.to_numpy()[:-1], len(values))
+    padded = pa.concat_arrays([values, pa.array(np.zeros(size), values.type)])
+    picked = padded.take(pa.array((starts[:, None] + np.arange(size)).ravel()))
+    return pa.FixedSizeListArray.from_arrays(picked, type=typ, mask=pa.array(~valid))
 
 
 def without_nullability(dt: T.DataType) -> T.DataType:
