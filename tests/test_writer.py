@@ -11,6 +11,7 @@ import pytest
 import lancefile
 from lancefile.format.container import read_layout
 from lancefile.io import LocalFileSource
+from tests.conftest import reference_read
 
 
 def _table(n=10):
@@ -505,3 +506,55 @@ def test_the_new_name_is_synced_after_the_rename(tmp_path, monkeypatch):
     lancefile.write_dataset(_table(), tmp_path / "ds")
     versions = os.stat(tmp_path / "ds" / "_versions").st_ino
     assert versions in [ino for ino, _ in synced_dirs]  # the manifest's name
+
+
+_REQUIRED_CHILDREN = {
+    # name: (non-nullable type, data with a null where it is refused, or None where both libraries write it)
+    "list item": (pa.list_(pa.field("item", pa.float32(), nullable=False)), [[1.0, None]], True),
+    "large_list item": (pa.large_list(pa.field("item", pa.float32(), nullable=False)), [[1.0, None]], True),
+    "list, null row": (pa.list_(pa.field("item", pa.float32(), nullable=False)), [[1.0], None], False),
+    "map value": (pa.map_(pa.string(), pa.field("value", pa.int64(), nullable=False)), [[("k", None)]], True),
+    "map, null row": (pa.map_(pa.string(), pa.field("value", pa.int64(), nullable=False)), [[("k", 1)], None], False),
+    "fixed_size_list item": (pa.list_(pa.field("item", pa.float32(), nullable=False), 2), [[1.0, None]], False),
+    "struct<list<item>>": (pa.struct([("l", pa.list_(pa.field("item", pa.int64(), nullable=False)))]),
+                           [{"l": [1, None]}], True),
+}
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("name", list(_REQUIRED_CHILDREN))
+def test_nulls_in_a_non_nullable_child_are_refused_as_pylance_refuses_them(tmp_path, name):
+    """A cast to a non-nullable list item keeps the nulls (Arrow does not check), and a Spark
+    append wrote such a file: no reader could open the dataset after. lancefile refuses what
+    pylance refuses (a fixed_size_list's items both write and read back)."""
+    import lance
+
+    typ, rows, refused = _REQUIRED_CHILDREN[name]
+    loose = pa.array(rows, _loosened(typ))
+    table = pa.table({"c": loose.cast(typ)})
+    path = tmp_path / "t.lance"
+    if refused:
+        with pytest.raises(lancefile.InvalidInputError, match="holds null values but is marked non-null"):
+            lancefile.write_table(table, path)
+        assert not path.exists()
+        with pytest.raises(Exception, match="contained null values"):
+            lance.write_dataset(table, str(tmp_path / "ds"))
+    else:
+        lancefile.write_table(table, path)
+        assert lancefile.read_table(path).column("c").to_pylist() == rows
+        assert reference_read(path).column("c").to_pylist() == rows
+
+
+def _loosened(t: pa.DataType) -> pa.DataType:
+    """``t`` with every nested field nullable."""
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _loosened(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_type, _loosened(t.item_type))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_loosened(t.value_type), t.list_size)
+    if pa.types.is_large_list(t):
+        return pa.large_list(_loosened(t.value_type))
+    if pa.types.is_list(t):
+        return pa.list_(_loosened(t.value_type))
+    return t

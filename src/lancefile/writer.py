@@ -41,7 +41,8 @@ from .objectstore import file_uri_path
 from .remote import RemoteTarget, local_path as _local_path
 from .sink import FileSink
 from .tempfiles import sweep_once, sync_directory, temporary_path
-from .writer_input import _combined, _has_extension, _metadata_text, _value_bytes, _warn_stored_types
+from .writer_input import (_combined, _has_extension, _metadata_text, _value_bytes, _warn_stored_types,
+                           has_required_children, null_in_required_child)
 from .threadpools import shared_pool
 from .statistics import DEFAULT_MAX_BOUND_BYTES, DEFAULT_ZONE_ROWS, StatisticsCollector
 
@@ -212,6 +213,7 @@ class LanceFileWriter:
         self._encoders = [self._codec.build_encoder(f, self._columns, self.options.max_page_bytes, **own)
                           for f in lance_schema.fields]
         self._schema = schema
+        self._required_children = has_required_children(schema)  # non-nullable fields below the top
         self._lance_schema = lance_schema
         # Columns holding extension types are written as their storage type.
         self._storage_types = {
@@ -343,6 +345,12 @@ class LanceFileWriter:
                 raise InvalidInputError(
                     f"The field {f.name!r} contained null values even though the field is marked non-null in the schema"
                 )
+        if self._required_children:
+            for i, f in enumerate(want):
+                where = null_in_required_child(batch.column(i), f.type, f.name)
+                if where is not None:
+                    raise InvalidInputError(f"the field {where!r} holds null values but is marked non-null in the "
+                                            f"schema (a file holding them could not be read)")
 
     def _flush_fields(self, fields) -> None:
         """Encode and write the pending data of ``fields``, in that order: runs of float

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InvalidInputError, StorageTypeWarning
 
@@ -80,3 +81,71 @@ def _combined(column: pa.ChunkedArray) -> pa.Array:
     time on pyarrow 26 for a wide table's 24 chunks of 1,048 floats; it unifies differing
     dictionaries too), ``combine_chunks`` for no chunks (which ``concat_arrays`` refuses)."""
     return pa.concat_arrays(column.chunks) if column.num_chunks else column.combine_chunks()
+
+
+def has_required_children(schema: pa.Schema) -> bool:
+    """Whether any field below the top level of ``schema`` is declared non-nullable (then
+    :func:`null_in_required_child` looks at each batch)."""
+    def below(t: pa.DataType) -> bool:
+        if pa.types.is_struct(t) or pa.types.is_map(t) or _is_list(t):
+            kids = [t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else \
+                [t.key_field, t.item_field] if pa.types.is_map(t) else [t.value_field]
+            return any(not k.nullable or below(k.type) for k in kids)
+        return False
+
+    return any(below(f.type) for f in schema)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def null_in_required_child(arr, t: pa.DataType, path: str) -> str | None:
+    """The dotted path of a non-nullable field below ``arr`` (of type ``t``) that holds a null
+    where its parent holds a value, or None. Arrow does not check this (a cast to a
+    non-nullable item keeps the nulls), and pylance refuses such files: "Non-nullable field".
+
+    Example::
+
+        >>> t = pa.list_(pa.field("item", pa.float32(), nullable=False))
+        >>> null_in_required_child(pa.array([[1.0, None]], pa.list_(pa.float32())).cast(t), t, "v")
+        'v.item'
+        >>> null_in_required_child(pa.array([[1.0], None]).cast(t), t, "v") is None
+        True
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        for chunk in arr.chunks:
+            found = null_in_required_child(chunk, t, path)
+            if found is not None:
+                return found
+        return None
+    if pa.types.is_struct(t):
+        parent_valid = arr.is_valid() if arr.null_count else None
+        for i in range(t.num_fields):
+            f, child = t.field(i), arr.field(i)
+            where = f"{path}.{f.name}"
+            if not f.nullable and child.null_count:
+                bad = child.is_null() if parent_valid is None else pc.and_(child.is_null(), parent_valid)
+                if pc.any(bad).as_py():
+                    return where
+            found = null_in_required_child(child, f.type, where)
+            if found is not None:
+                return found
+        return None
+    if pa.types.is_map(t):
+        keys, items = arr.keys, arr.items  # (a null map row holds no entries)
+        for f, child in ((t.key_field, keys), (t.item_field, items)):
+            if not f.nullable and child.null_count:
+                return f"{path}.{f.name}"
+            found = null_in_required_child(child, f.type, f"{path}.{f.name}")
+            if found is not None:
+                return found
+        return None
+    if _is_list(t):
+        values = arr.flatten()  # the values of the valid rows (of the slice)
+        f = t.value_field
+        # (a fixed_size_list's non-nullable items may hold nulls: pylance writes and reads them)
+        if not f.nullable and values.null_count and not pa.types.is_fixed_size_list(t):
+            return f"{path}.{f.name}"
+        return null_in_required_child(values, f.type, f"{path}.{f.name}")
+    return None
