@@ -276,3 +276,25 @@ def test_attempts_whose_messages_are_not_committed_are_removed(tmp_path):
     with pytest.raises(SchemaMismatchError, match=r"cannot append columns the dataset does not have: x"):
         dataset_writer(WriteOptions.parse({"path": path}), T.StructType(schema.fields + [T.StructField("x", T.LongType())]),
                        False, path, True)
+
+
+def test_a_2_2_blob_column_reads_as_its_descriptors_and_is_not_appended_to(spark, tmp_path):
+    """pylance's 2.2 blob columns (blob v2) read as one descriptor a row, as lancefile and
+    pylance give them; Spark read them as an all-null struct<data, uri>. An append would have
+    stored the bytes as plain data (pylance saw nulls, lancefile could not read the dataset):
+    it is refused, the dataset unchanged."""
+    path = str(tmp_path / "blobs")
+    schema = pa.schema([pa.field("id", pa.int64()),
+                        pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})])
+    lance.write_dataset(pa.table({"id": [1, 2, 3], "blob": [b"x" * 10, None, b"y" * 2000]}, schema=schema), path,
+                        data_storage_version="2.2")
+    want = lancefile.dataset(path).to_table()
+    assert want.column("blob").to_pylist() == lance.dataset(path).to_table().column("blob").to_pylist()
+    got = spark.read.format("lance").load(path).orderBy("id").toArrow()
+    assert [None if r is None else (r["kind"], int(r["position"]), int(r["size"]), r["blob_id"], r["blob_uri"])
+            for r in got.column("blob").to_pylist()] == \
+        [None if r is None else tuple(r.values()) for r in want.column("blob").to_pylist()]
+    df = spark.sql("select 4L as id, named_struct('data', X'0102', 'uri', cast(null as string)) as blob")
+    with pytest.raises(Exception, match="blob columns, which lancefile does not write"):
+        df.write.format("lance").mode("append").save(path)
+    assert lance.dataset(path).version == 1

@@ -49,9 +49,10 @@ from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, Writer
 
 from .._proto import table_pb2
 from ..datasets import dataset
-from ..datasets.fragment import DATA_DIR, Projection
+from ..datasets.fragment import DATA_DIR, Projection, is_blob_v2
 from ..datasets.write import DEFAULT_MAX_ROWS_PER_FILE, WritePlan, plan_write, write_fragments
-from ..errors import CorruptFileError, InvalidInputError, LanceError, LanceIOError, SchemaMismatchError
+from ..errors import (CorruptFileError, InvalidInputError, LanceError, LanceIOError, SchemaMismatchError,
+                      UnsupportedTypeError)
 from .files import resolve_name, row_ranges
 from .options import WriteOptions
 from .staging import StagedJob
@@ -126,7 +127,8 @@ class DatasetScan:
             for df, path in zip(frag.metadata.files, frag.data_files()):
                 nbytes += df.file_size_bytes or (os.path.getsize(path) if os.path.exists(path) else 0)
             frags.append((frag.fragment_id, frag.physical_rows, frag.count_rows(), nbytes))
-        return cls(root, ds.version, ds.schema, tuple(frags), dict(storage_options or {}))
+        read_schema = Projection(ds._lance_schema, ds.schema, None).schema  # blob-v2 columns: their descriptors
+        return cls(root, ds.version, read_schema, tuple(frags), dict(storage_options or {}))
 
     def resolve(self, columns) -> list[str]:
         return [resolve_name(c, self.schema) for c in columns]
@@ -348,6 +350,10 @@ def _plan(opts: WriteOptions, spark_schema: T.StructType, overwrite: bool, root,
     where = opts.path if storage_options is not None else root
     if exists and not overwrite:
         current = dataset(where, storage_options=storage_options)
+        blobs = [f.name for f in current._lance_schema.fields if is_blob_v2(f)]
+        if blobs:  # they read as descriptors; what an append should store there is the bytes
+            raise UnsupportedTypeError(f"{root}: cannot append: column(s) {', '.join(map(repr, blobs))} are Lance 2.2 "
+                                       f"blob columns, which lancefile does not write; append with pylance")
         _check_vectors(opts.vector_columns, current.schema, root)
         plan = plan_write(where, current.schema, mode="append", max_rows_per_file=max_rows,
                           data_storage_version=opts.version, storage_options=storage_options)

@@ -90,15 +90,19 @@ _SIMPLE = {
 }
 
 
-def spark_type_for(typ: pa.DataType, column: str) -> T.DataType:
-    """The Spark type a Lance column of Arrow type ``typ`` is read as (see the module table)."""
+def spark_type_for(typ: pa.DataType, column: str, nullable: bool = True) -> T.DataType:
+    """The Spark type a Lance column of Arrow type ``typ`` is read as (see the module table).
+
+    ``nullable``: whether the column itself may be null. The children of a struct that may be
+    null are nullable in Spark whatever the file says: a null row has nulls in every child,
+    and Spark's ``toArrow`` refuses those under a child declared NOT NULL."""
     if isinstance(typ, pa.ExtensionType):
-        return spark_type_for(typ.storage_type, column)
+        return spark_type_for(typ.storage_type, column, nullable)
     simple = _SIMPLE.get(typ)
     if simple is not None:
         return simple
     if pa.types.is_dictionary(typ):
-        return spark_type_for(typ.value_type, column)
+        return spark_type_for(typ.value_type, column, nullable)
     if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ):
         return T.StringType()
     if (pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_binary_view(typ)
@@ -118,23 +122,26 @@ def spark_type_for(typ: pa.DataType, column: str) -> T.DataType:
         return T.DayTimeIntervalType(T.DayTimeIntervalType.DAY, T.DayTimeIntervalType.SECOND)
     if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
         item = typ.value_field
-        return T.ArrayType(spark_type_for(item.type, f"{column}.{item.name}"), containsNull=item.nullable)
+        return T.ArrayType(spark_type_for(item.type, f"{column}.{item.name}", item.nullable),
+                           containsNull=item.nullable)
     if pa.types.is_struct(typ):
+        kids = [typ.field(i) for i in range(typ.num_fields)]
         return T.StructType([
-            T.StructField(typ.field(i).name, spark_type_for(typ.field(i).type, f"{column}.{typ.field(i).name}"),
-                          nullable=typ.field(i).nullable)
-            for i in range(typ.num_fields)
+            T.StructField(f.name, spark_type_for(f.type, f"{column}.{f.name}", f.nullable or nullable),
+                          nullable=f.nullable or nullable)
+            for f in kids
         ])
     if pa.types.is_map(typ):
-        return T.MapType(spark_type_for(typ.key_type, f"{column}.key"),
-                         spark_type_for(typ.item_type, f"{column}.value"),
+        return T.MapType(spark_type_for(typ.key_type, f"{column}.key", False),
+                         spark_type_for(typ.item_type, f"{column}.value", typ.item_field.nullable),
                          valueContainsNull=typ.item_field.nullable)
     raise UnsupportedTypeError(f"column {column!r}: Arrow type {typ} has no Spark SQL equivalent")
 
 
 def spark_schema_for(schema: pa.Schema) -> T.StructType:
     """The Spark schema of a Lance file's Arrow schema."""
-    return T.StructType([T.StructField(f.name, spark_type_for(f.type, f.name), nullable=f.nullable) for f in schema])
+    return T.StructType([T.StructField(f.name, spark_type_for(f.type, f.name, f.nullable), nullable=f.nullable)
+                         for f in schema])
 
 
 def target_arrow_schema(schema: T.StructType) -> pa.Schema:
