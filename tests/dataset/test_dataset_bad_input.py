@@ -616,6 +616,129 @@ def test_fields_of_a_newer_writer_are_still_read(tmp_path):
     assert lance.dataset(uri).to_table().equals(t)
 
 
+def test_no_version_can_follow_the_last_version_number(tmp_path):
+    uri = str(tmp_path / "last.lance")
+    t = simple_table(3)
+    lancefile.write_dataset(t, uri)
+    _edit_latest(uri, lambda m: setattr(m, "version", (1 << 64) - 1))
+    path = _latest_manifest(uri)
+    path.rename(path.with_name(f"{0:020d}.manifest"))  # its name: (2**64 - 1) - version
+    assert lancefile.dataset(uri).version == (1 << 64) - 1
+    assert lancefile.dataset(uri).to_table().equals(t)
+    with pytest.raises(lancefile.CorruptFileError, match="the last a manifest can number"):
+        lancefile.write_dataset(simple_table(2, 10), uri, mode="append")
+    with pytest.raises(lancefile.CorruptFileError, match="the last a manifest can number"):
+        lancefile.dataset(uri).delete("id = 1")
+
+
+def test_a_fragment_without_data_files_is_refused(tmp_path):
+    """It read as physical_rows rows of nulls; pylance: "Fragment 0 does not contain any data"."""
+    uri = str(tmp_path / "nofiles.lance")
+    lancefile.write_dataset(simple_table(6), uri, max_rows_per_file=3)
+    _edit_latest(uri, lambda m: m.fragments[0].ClearField("files"))
+    with pytest.raises(lancefile.CorruptFileError, match="fragment 0 has 3 rows but no data files"):
+        lancefile.dataset(uri).to_table()
+    with pytest.raises(Exception, match="does not contain any data"):
+        lance.dataset(uri).to_table()
+
+
+def test_a_non_nullable_field_missing_from_a_fragment_is_refused(tmp_path):
+    """Nulls were made up for it; pylance: "Found unmasked nulls for non-nullable field"."""
+    uri = str(tmp_path / "missing.lance")
+    t = pa.table({"id": pa.array([1, 2], pa.int64()), "x": pa.array([3, 4], pa.int64())},
+                 schema=pa.schema([pa.field("id", pa.int64()), pa.field("x", pa.int64(), nullable=False)]))
+    lancefile.write_dataset(t, uri)
+
+    def forget_x(m):
+        x = next(f.id for f in m.fields if f.name == "x")
+        df = m.fragments[0].files[0]
+        keep = [(f, c) for f, c in zip(df.fields, df.column_indices) if f != x]
+        del df.fields[:], df.column_indices[:]
+        df.fields.extend(f for f, _ in keep)
+        df.column_indices.extend(c for _, c in keep)
+
+    _edit_latest(uri, forget_x)
+    with pytest.raises(lancefile.CorruptFileError, match="holds the field, which is not nullable"):
+        lancefile.dataset(uri).to_table()
+    assert lancefile.dataset(uri).to_table(columns=["id"])["id"].to_pylist() == [1, 2]
+
+
+def test_the_nulls_of_a_huge_absent_column_are_not_allocated(tmp_path):
+    """A field no data file holds (a column added later) reads as nulls; one typed
+    fixed_size_list<int64>[1e9] asked for 24 GB for 3 rows."""
+    uri = str(tmp_path / "absent.lance")
+    lancefile.write_dataset(simple_table(3), uri)
+
+    def add_field(m):
+        top = max(f.id for f in m.fields) + 1
+        m.fields.add(name="vec", id=top, parent_id=-1, logical_type="fixed_size_list:int64:1000000000",
+                     nullable=True)
+
+    _edit_latest(uri, add_field)
+    out = _address_space_limited(f"lancefile.dataset({uri!r}).to_table()")
+    assert out.startswith("LANCE ERROR") and "would take 24000000000 bytes" in out, out
+
+
+def test_an_empty_bitmap_deletion_file_is_a_clear_error(tmp_path):
+    uri = str(tmp_path / "empty-bitmap.lance")
+    lance.write_dataset(simple_table(5200), uri)
+    lance.dataset(uri).delete("id < 5100")
+    p = _deletion_file(uri)
+    p.write_bytes(b"")
+    _expect_lance_error(uri, p.name)
+
+
+@pytest.mark.parametrize("logical", ["double", "string", "bool", "fixed_size_list:int64:2"])
+def test_a_manifest_type_the_data_file_does_not_hold(tmp_path, logical):
+    """The bits of int64 5 read as a double (2.5e-323), and strings converted, without a word: a
+    view only renames, a cast only converts within a kind (numbers, text)."""
+    uri = str(tmp_path / "types.lance")
+    lancefile.write_dataset(pa.table({"x": pa.array([5, 6], pa.int64())}), uri)
+
+    def retype(m):
+        f = next(f for f in m.fields if f.name == "x")
+        f.logical_type = logical
+
+    _edit_latest(uri, retype)
+    if logical == "double":  # a number of another width: converted, as alter_columns would have
+        assert lancefile.dataset(uri).to_table()["x"].to_pylist() == [5.0, 6.0]
+    else:
+        with pytest.raises(lancefile.CorruptFileError, match="the data file holds int64 where the dataset says"):
+            lancefile.dataset(uri).to_table()
+
+
+def test_a_schema_nested_too_deep_is_refused_not_recursed(tmp_path):
+    uri = str(tmp_path / "deep.lance")
+    lancefile.write_dataset(simple_table(3), uri)
+
+    def deepen(m):
+        for i in range(500):
+            m.fields.add(name=f"n{i}", id=100 + i, parent_id=99 + i if i else -1,
+                         logical_type="struct" if i < 499 else "int64", nullable=True)
+
+    _edit_latest(uri, deepen)
+    with pytest.raises(lancefile.CorruptFileError, match="nests deeper than the 63 levels"):
+        lancefile.dataset(uri)
+    t = pa.int64()
+    for _ in range(63):
+        t = pa.struct([("a", t)])
+    with pytest.raises(lancefile.UnsupportedTypeError, match="nests deeper than the 63 levels"):
+        lancefile.write_table(pa.table({"x": pa.array([None], t)}), str(tmp_path / "deep.lance.file"))
+
+
+def test_reading_no_columns_keeps_the_live_rows(tmp_path):
+    """A zero-column read of a fragment with deletions gave 0 rows (the filter of a batch with no
+    columns lost its length); count_rows and pylance say 5."""
+    uri = str(tmp_path / "nocols.lance")
+    lancefile.write_dataset(simple_table(8), uri)
+    lancefile.dataset(uri).delete("id < 3")
+    ds = lancefile.dataset(uri)
+    assert ds.count_rows() == 5 == lance.dataset(uri).to_table(columns=[]).num_rows
+    assert ds.to_table(columns=[]).num_rows == 5
+    assert sum(b.num_rows for b in ds.to_batches(columns=[])) == 5
+    assert ds.get_fragments()[0].to_table(columns=[]).num_rows == 5
+
+
 # Manifests that point at the wrong things
 # --------------------------------------------------------------------------------------------
 

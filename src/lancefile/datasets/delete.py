@@ -27,7 +27,7 @@ from ..errors import InvalidInputError
 from ..predicate import check_filter, filter_rows, to_expression
 from .deletion import BITMAP_THRESHOLD, write_deletion_file
 from .manifest import FLAG_DELETION_FILES, LoadedManifest, check_writer_flags
-from .write import _library_version, commit_loop, newer_operations
+from .write import _library_version, commit_loop, newer_operations, next_version
 
 __all__ = ["delete_rows"]
 
@@ -87,7 +87,7 @@ def delete_rows(ds, filter) -> LoadedManifest | None:
             if f.id in removed:
                 continue
             m.fragments.append(updated.get(f.id, f))
-        m.version = old.version + 1
+        m.version = next_version(old, ds._root)
         now = time.time_ns()
         m.timestamp.seconds, m.timestamp.nanos = divmod(now, 1_000_000_000)
         m.transaction_file = txn_name

@@ -115,7 +115,7 @@ def _parse_bitmap(data: bytes, path: str, physical_rows: int) -> np.ndarray:
 
     try:
         bitmap = BitMap.deserialize(data)
-    except (ValueError, OverflowError, MemoryError) as exc:
+    except (ValueError, OverflowError, MemoryError, IndexError) as exc:  # (an empty file: IndexError)
         raise CorruptFileError(f"{path}: the deletion bitmap is not a valid portable Roaring bitmap: {exc}") from None
     # checked before the offsets are listed: a run-length bitmap of a few KB can hold billions
     if len(bitmap) > physical_rows or (len(bitmap) and bitmap.max() >= physical_rows):

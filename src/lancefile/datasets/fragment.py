@@ -131,17 +131,57 @@ def _pair_down(d: LanceField, f: LanceField, fmap: dict[int, LanceField]) -> Non
 
 
 def _conform(arr, t: pa.DataType, where: str):
-    """``arr`` as type ``t``: same layout, names from the dataset (after a rename), else a cast."""
+    """``arr`` as type ``t``: the same type but for field names (after a rename) or nullability,
+    viewed; a value of the same kind (a struct child cast with ``alter_columns``: int32 to
+    int64), cast. Anything else is a manifest that disagrees with its data file: an error,
+    never the bits read as another type."""
     if arr.type == t:
         return arr
-    try:
-        return arr.view(t)
-    except (pa.ArrowException, TypeError):
-        pass
-    try:
-        return arr.cast(t)
-    except (pa.ArrowException, TypeError) as exc:
-        raise CorruptFileError(f"{where}: the data file holds {arr.type} where the dataset says {t}: {exc}") from None
+    if _shape(arr.type) == _shape(t):
+        try:
+            return arr.view(t)
+        except (pa.ArrowException, TypeError):
+            pass
+    if _kind(arr.type) == _kind(t):
+        try:
+            return arr.cast(t)
+        except (pa.ArrowException, TypeError) as exc:
+            raise CorruptFileError(f"{where}: the data file holds {arr.type} where the dataset says {t}: {exc}") \
+                from None
+    raise CorruptFileError(f"{where}: the data file holds {arr.type} where the dataset says {t}")
+
+
+def _shape(t: pa.DataType):
+    """``t`` without field names, nullability or metadata: what a view can change."""
+    if pa.types.is_struct(t):
+        return ("struct", tuple(_shape(t.field(i).type) for i in range(t.num_fields)))
+    if pa.types.is_fixed_size_list(t):
+        return ("fsl", t.list_size, _shape(t.value_type))
+    if pa.types.is_large_list(t):
+        return ("large_list", _shape(t.value_type))
+    if pa.types.is_list(t):
+        return ("list", _shape(t.value_type))
+    if pa.types.is_map(t):
+        return ("map", _shape(t.key_type), _shape(t.item_type))
+    return t
+
+
+def _kind(t: pa.DataType):
+    """What a cast keeps: integers and floats are numbers, strings and binaries are bytes, and
+    nested types the kinds of their children (a struct's one by one)."""
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return "number"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "text"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "bytes"
+    if pa.types.is_struct(t):
+        return ("struct", tuple(_kind(t.field(i).type) for i in range(t.num_fields)))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return ("list", _kind(t.value_type))
+    if pa.types.is_fixed_size_list(t):
+        return ("fsl", t.list_size, _kind(t.value_type))
+    return _shape(t)
 
 
 class _FileHandle:
@@ -217,6 +257,9 @@ class LanceFragment:
 
     # -- files ----------------------------------------------------------------------------------
     def _handles(self) -> list[_FileHandle]:
+        if self._files is None and not self.metadata.files and self.physical_rows:
+            raise CorruptFileError(f"{self._dataset._loaded.path}: fragment {self.fragment_id} has "
+                                   f"{self.physical_rows} rows but no data files")
         if self._files is None:
             with self._lock:
                 if self._files is None:
@@ -295,6 +338,20 @@ class LanceFragment:
             plan.append((holder, names))
         return plan
 
+    def _absent(self, f: pa.Field, n: int) -> pa.Array:
+        """``n`` nulls for field ``f``, which none of the fragment's data files holds (a column
+        added after it was written). A non-nullable field, or one whose nulls would take more
+        than :data:`MAX_ABSENT_BYTES` (a fixed_size_list of a billion values), is a damaged
+        manifest: the reference refuses it ("Found unmasked nulls for non-nullable field")."""
+        where = f"{self.data_files()} (fragment {self.fragment_id}), field {f.name!r}"
+        if not f.nullable:
+            raise CorruptFileError(f"{where}: no data file of the fragment holds the field, which is not nullable")
+        size = n * _null_bytes(f.type)
+        if size > MAX_ABSENT_BYTES:
+            raise CorruptFileError(f"{where}: no data file holds the field, and {n} rows of its nulls would take "
+                                   f"{size} bytes")
+        return pa.nulls(n, f.type)
+
     def _read(self, projection: Projection, start: int, stop: int, batch_size: int,
               offsets: np.ndarray | None = None) -> Iterator[pa.RecordBatch]:
         """Batches of physical rows [start, stop) (or of ``offsets``, in their order), deleted rows kept."""
@@ -331,7 +388,7 @@ class LanceFragment:
                                        f"{self.data_files()} (fragment {self.fragment_id}), field {schema.field(i).name!r}")
             for i, c in enumerate(cols):
                 if c is None:
-                    cols[i] = pa.nulls(n, schema.field(i).type)
+                    cols[i] = self._absent(schema.field(i), n)
             yield record_batch(cols, schema, n)
             done += n
 
@@ -400,6 +457,20 @@ class LanceFragment:
     def _take_physical(self, offsets: np.ndarray, projection: Projection) -> pa.Table:
         batches = list(self._read(projection, 0, 0, max(len(offsets), 1), offsets=offsets))
         return pa.Table.from_batches(batches, schema=projection.schema)
+
+
+MAX_ABSENT_BYTES = 1 << 34  # the nulls of a column no data file holds, for one batch
+
+
+def _null_bytes(t: pa.DataType) -> int:
+    """The bytes a null row of type ``t`` takes in memory (fixed-size lists hold their values)."""
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * max(1, _null_bytes(t.value_type))
+    if pa.types.is_struct(t):
+        return 1 + sum(_null_bytes(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_fixed_size_binary(t):
+        return t.byte_width
+    return 8
 
 
 def record_batch(columns: list, schema: pa.Schema, num_rows: int) -> pa.RecordBatch:

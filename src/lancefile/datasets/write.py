@@ -319,7 +319,7 @@ def _build(plan: WritePlan, base: LoadedManifest | None, fragments: list[table_p
     if m.fragments or (old is not None and old.HasField("max_fragment_id")):
         m.max_fragment_id = max([f.id for f in m.fragments] + ([old.max_fragment_id] if old is not None and
                                                                 old.HasField("max_fragment_id") else []))
-    m.version = (old.version if old is not None else 0) + 1
+    m.version = next_version(old, plan.root)
     now = time.time_ns()
     m.timestamp.seconds, m.timestamp.nanos = divmod(now, 1_000_000_000)
     m.transaction_file = txn_name
@@ -352,6 +352,19 @@ def _transaction(plan: WritePlan, read_version: int, txn_uuid: str,
         txn.overwrite.schema.extend(pb.fields)
         txn.overwrite.schema_metadata.update(pb.metadata)
     return txn
+
+
+MAX_VERSION = (1 << 64) - 1  # Manifest.version is a uint64
+
+
+def next_version(old: table_pb2.Manifest | None, root) -> int:
+    """The version a commit on top of ``old`` makes (1 for a new dataset)."""
+    if old is None:
+        return 1
+    if old.version >= MAX_VERSION:
+        raise CorruptFileError(f"{location_name(root)}: version {old.version} is the last a manifest can number; "
+                               f"no version can follow it")
+    return old.version + 1
 
 
 def _write_transaction(root, name: str, txn: table_pb2.Transaction):

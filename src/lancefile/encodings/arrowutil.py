@@ -392,6 +392,9 @@ def filter_batch(batch: pa.RecordBatch, keep) -> pa.RecordBatch:
     keep = _mask(keep, batch.num_rows)
     if keep.all():
         return batch
+    if not batch.num_columns:  # no columns to filter: the rows kept are all it has
+        kept = pa.Array.from_buffers(pa.struct([]), int(np.count_nonzero(keep)), [None], children=[])
+        return pa.RecordBatch.from_struct_array(kept).replace_schema_metadata(batch.schema.metadata)
     masks = _Masks(keep)
     cols = [_filter(c, keep, masks) for c in batch.columns]
     return pa.RecordBatch.from_arrays(cols, schema=batch.schema)

@@ -88,6 +88,9 @@ __all__ = [
 
 # ids given to blob-v2 descriptor fields, which the reference writes without ids (-2, -3, ...)
 BLOB_V2_CHILD_IDS = -2
+# levels of nesting lancefile writes and reads: what pylance reads back (Arrow's C data interface
+# imports 64 levels of ArrowSchema, the table's struct among them); the walks of the tree recurse
+MAX_SCHEMA_DEPTH = 63
 # Field numbers the reference (14.0.2) writes but our file.proto does not declare yet.
 _PRIMARY_KEY_POSITION_FIELD = 13
 _CLUSTERING_KEY_POSITION_FIELD = 15
@@ -366,6 +369,19 @@ def c_metadata_pairs(address: int | None) -> list[tuple[bytes, bytes]]:
 # Schemas
 
 
+def _type_depth(t: pa.DataType) -> int:
+    """Levels of nesting below ``t`` (0 for a plain type), counted without recursion."""
+    deepest, stack = 0, [(t, 0)]
+    while stack:
+        t, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(t, pa.ExtensionType):
+            t = t.storage_type
+        kids = [t.field(i).type for i in range(t.num_fields)] if t.num_fields and not pa.types.is_dictionary(t) else []
+        stack.extend((k, d + 1) for k in kids)
+    return deepest
+
+
 @dataclass(eq=False)
 class LanceSchema:
     """A Lance schema: top-level :class:`LanceField` trees plus schema metadata (bytes values).
@@ -393,6 +409,10 @@ class LanceSchema:
         :class:`InvalidInputError` for schemas the reference refuses (dotted or duplicate
         top-level names, non-UTF-8 metadata, bad primary keys).
         """
+        for af in schema:
+            if _type_depth(af.type) >= MAX_SCHEMA_DEPTH:
+                raise UnsupportedTypeError(f"field {af.name!r} nests deeper than the {MAX_SCHEMA_DEPTH} levels "
+                                           f"lancefile writes")
         out = cls(
             fields=[_field_from_arrow(af, af.name) for af in schema],
             metadata=_checked_metadata(schema.metadata, "schema"),
@@ -411,6 +431,7 @@ class LanceSchema:
         Each field hangs under the earlier field whose id is its ``parent_id`` (-1: top level).
         """
         by_id: dict[int, LanceField] = {}
+        depth: dict[int, int] = {}
         top: list[LanceField] = []
         blob_v2: LanceField | None = None  # the blob-v2 struct whose id-less children follow it
         for pf in pb.fields:
@@ -427,8 +448,13 @@ class LanceSchema:
                 raise CorruptFileError(f"{path}: schema field {f.name!r} has a negative or repeated id {f.id}")
             if f.parent_id == -1:
                 top.append(f)
+                depth[f.id] = 1
             elif f.parent_id in by_id:
                 by_id[f.parent_id].children.append(f)
+                depth[f.id] = depth[f.parent_id] + 1
+                if depth[f.id] > MAX_SCHEMA_DEPTH:  # the walks over the tree recurse a level at a time
+                    raise CorruptFileError(f"{path}: schema field {f.name!r} (id {f.id}) nests deeper than the "
+                                           f"{MAX_SCHEMA_DEPTH} levels lancefile reads")
             else:
                 raise CorruptFileError(
                     f"{path}: schema field {f.name!r} (id {f.id}) has parent_id {f.parent_id}, "
