@@ -250,3 +250,51 @@ def test_null_vectors_become_null_fixed_size_lists_without_reading_past_the_valu
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["[None]", "[[1.0, 2.0], None, [3.0, None], None] fixed_size_list<item: float>[2]"]
+
+
+def test_column_names_reach_through_lists_and_fold_case():
+    """option('columns', ...) crashed (AttributeError) on any name that is or passes a list."""
+    from lancefile.spark.files import resolve_name
+
+    schema = pa.schema([("id", pa.int64()), ("lst", pa.list_(pa.struct([("a", pa.int64())]))),
+                        ("St", pa.struct([("l", pa.list_(pa.int64()))]))])
+    assert [resolve_name(n, schema) for n in ["LST", "st.l", "lst.item.a", "LST.ITEM.A", "st.L.item"]] == \
+        ["lst", "St.l", "lst.item.a", "lst.item.a", "St.l.item"]
+    assert resolve_name("lst.a", schema) == "lst.a"  # no such field: the reader names what the list has
+
+
+def test_a_pushed_in_on_floats_matches_both_zeros():
+    """Spark says -0.0 = 0.0; Arrow's is_in told them apart (f IN (0.0) lost the -0.0 rows)."""
+    from pyspark.sql.datasource import In, Not
+
+    from lancefile.spark.filters import evaluate, pruning_expression
+
+    b = pa.record_batch({"f": pa.array([-0.0, 0.0, 1.0, None, float("nan")]),
+                         "g": pa.array([-0.0, 0.0, 1.0, None, 2.0], pa.float32())})
+    assert evaluate([In(("f",), (0.0, 5.0))], b).column("f").to_pylist() == [-0.0, 0.0]
+    assert evaluate([In(("f",), (-0.0,))], b).column("f").to_pylist() == [-0.0, 0.0]
+    assert evaluate([In(("g",), (0.0,))], b).column("g").to_pylist() == [-0.0, 0.0]
+    assert evaluate([Not(In(("f",), (0.0, 5.0)))], b).column("f").to_pylist()[:1] == [1.0]
+    spark_schema = T.StructType([T.StructField("f", T.DoubleType()), T.StructField("g", T.FloatType())])
+    pruning = pruning_expression([In(("f",), (0.0,))], spark_schema)
+    assert pa.Table.from_batches([b]).filter(pruning).column("f").to_pylist() == [-0.0, 0.0]
+
+
+def test_an_append_out_of_a_float16_range_is_refused():
+    from lancefile.errors import SchemaMismatchError
+    from lancefile.spark.datasets import conform_for_write
+
+    schema = pa.schema([pa.field("h", pa.float16())])
+    ok = conform_for_write(pa.record_batch({"h": pa.array([1.5, None, float("inf"), float("nan")], pa.float32())}),
+                           schema, [0])
+    assert ok.column(0).type == pa.float16() and ok.column(0).to_pylist()[:3] == [1.5, None, float("inf")]
+    with pytest.raises(SchemaMismatchError, match="out of its range"):  # 70000.0 became inf
+        conform_for_write(pa.record_batch({"h": pa.array([70000.0], pa.float32())}), schema, [0])
+
+
+def test_several_paths_are_refused_by_name():
+    from lancefile.spark.options import _path
+
+    assert _path({"paths": '["/tmp/a"]'}) == "/tmp/a"
+    with pytest.raises(lancefile.InvalidInputError, match="reads one path .* not 2: /tmp/a, /tmp/b"):
+        _path({"paths": '["/tmp/a", "/tmp/b"]'})

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, WriterCommitMessage
 
@@ -213,10 +214,16 @@ def conform_for_write(batch: pa.RecordBatch, schema: pa.Schema, order: list[int]
                 arr = to_vectors(arr, f.type, f.name)
             else:
                 try:
-                    arr = arr.cast(f.type)
+                    cast = arr.cast(f.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SchemaMismatchError(f"column {f.name!r}: cannot store {arr.type} values as "
                                               f"{f.type}: {exc}") from None
+                if pa.types.is_floating(f.type) and pa.types.is_floating(arr.type) and \
+                        pc.any(pc.and_(pc.is_finite(arr), pc.invert(pc.is_finite(cast)))).as_py():
+                    # Arrow's safe cast lets 70000.0 become float16's inf
+                    raise SchemaMismatchError(f"column {f.name!r}: cannot store {arr.type} values as {f.type}: "
+                                              f"a value is out of its range")
+                arr = cast
         if not f.nullable and arr.null_count:
             raise InvalidInputError(f"column {f.name!r} holds nulls, but the dataset's column is not nullable")
         arrays.append(arr)

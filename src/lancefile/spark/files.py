@@ -193,9 +193,8 @@ def resolve_name(name: str, schema: pa.Schema) -> str:
         f = folded[0]
         out.append(f.name)
         t = f.type
-        while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-            fields = [t.value_field]
-            t = None
-        if t is not None:
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            fields = [t.value_field]  # a list's values are named by its item field: "tags.item.name"
+        else:
             fields = [t.field(i) for i in range(t.num_fields)] if pa.types.is_struct(t) else []
     return ".".join(out)

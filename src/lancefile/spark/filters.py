@@ -37,6 +37,7 @@ from pyspark.sql import datasource as D
 from pyspark.sql import types as T
 
 from ..encodings.arrowutil import filter_batch
+from ..sqlliterals import both_zeros
 
 __all__ = ["accepts", "evaluate", "mask", "pruning_expression"]
 
@@ -189,7 +190,8 @@ def _in(f: D.In, arr: pa.Array) -> pa.Array:
     values = [v for v in f.value if v is not None]
     has_null = len(values) < len(f.value)
     if _is_float(arr):
-        found = pc.is_in(arr, value_set=pa.array([v for v in values if v == v], type=arr.type))
+        # is_in tells -0.0 from 0.0 by their bits; Spark does not: a zero stands for both
+        found = pc.is_in(arr, value_set=both_zeros(pa.array([v for v in values if v == v], type=arr.type)))
         if any(v != v for v in values):
             found = pc.or_(found, _nan(arr))
     else:
@@ -281,7 +283,9 @@ def _translate(f: D.Filter, schema: T.StructType, negated: bool) -> pc.Expressio
                 return None  # NOT (x IN (.., NULL)) is unknown where x is not found, not true
             if floating:
                 nan = any(v != v for v in values)
-                e = col.isin([float(v) for v in values if v == v]) if any(v == v for v in values) else None
+                numbers = [float(v) for v in values if v == v]
+                numbers += [0.0, -0.0] if 0.0 in numbers else []  # -0.0 = 0.0 for Spark, not for isin
+                e = col.isin(numbers) if numbers else None
                 if nan:
                     e = col.is_nan() if e is None else (e | col.is_nan())
                 return e

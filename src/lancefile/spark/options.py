@@ -69,6 +69,19 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
 
 def _path(opts: dict[str, str]) -> str:
     path = opts.get("path")
+    if not path and opts.get("paths"):  # .load([p1, p2]): Spark passes the list as JSON
+        import json
+
+        try:
+            paths = json.loads(opts["paths"])
+        except ValueError:
+            paths = [opts["paths"]]
+        paths = paths if isinstance(paths, list) else [paths]
+        if len(paths) > 1:
+            raise InvalidInputError(f"the lance data source reads one path (a Lance file, a directory of them or a "
+                                    f"dataset), not {len(paths)}: {', '.join(map(str, paths))}; load each and "
+                                    f"union them")
+        path = paths[0] if paths else None
     if not path:
         raise InvalidInputError("the lance data source needs a path: .load(path) / .save(path) or option('path', ...)")
     return normalize_path(str(path))
