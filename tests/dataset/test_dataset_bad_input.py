@@ -726,6 +726,20 @@ def test_a_schema_nested_too_deep_is_refused_not_recursed(tmp_path):
         lancefile.write_table(pa.table({"x": pa.array([None], t)}), str(tmp_path / "deep.lance.file"))
 
 
+def test_a_manifest_name_past_the_last_version_is_not_a_version(tmp_path):
+    """'99999999999999999999.manifest' parsed as a negative version, and versions() listed the
+    copy under it: [3, 1, 2, 3]; pylance lists [1, 2, 3]."""
+    from lancefile.datasets.manifest import parse_manifest_name
+
+    uri = str(tmp_path / "stray.lance")
+    for i in range(3):
+        lancefile.write_dataset(simple_table(2, 10 * i), uri, mode="append" if i else "create")
+    shutil.copy(_latest_manifest(uri), os.path.join(uri, "_versions", "99999999999999999999.manifest"))
+    assert parse_manifest_name("99999999999999999999.manifest") is None
+    assert [v["version"] for v in lancefile.dataset(uri).versions()] == [1, 2, 3]
+    assert [v["version"] for v in lance.dataset(uri).versions()] == [1, 2, 3]
+
+
 def test_reading_no_columns_keeps_the_live_rows(tmp_path):
     """A zero-column read of a fragment with deletions gave 0 rows (the filter of a batch with no
     columns lost its length); count_rows and pylance say 5."""

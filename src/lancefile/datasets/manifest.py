@@ -89,9 +89,12 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
     stem = name[: -len(".manifest")]
     if not stem.isdigit() or not stem.isascii():
         return None
+    number = int(stem)
+    if number > _U64_MAX:  # no version has such a name
+        return None
     if len(name) == _V2_NAME_LENGTH:
-        return _U64_MAX - int(stem), "v2"
-    return int(stem), "v1"
+        return _U64_MAX - number, "v2"
+    return number, "v1"
 
 
 @dataclass(frozen=True)
