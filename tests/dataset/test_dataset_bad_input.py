@@ -751,6 +751,10 @@ def test_reading_no_columns_keeps_the_live_rows(tmp_path):
     assert ds.to_table(columns=[]).num_rows == 5
     assert sum(b.num_rows for b in ds.to_batches(columns=[])) == 5
     assert ds.get_fragments()[0].to_table(columns=[]).num_rows == 5
+    # a take of no columns over several fragments: Arrow's concat_tables and take drop the rows
+    lancefile.write_dataset(simple_table(8, 100), uri, mode="append")
+    ds = lancefile.dataset(uri)
+    assert ds.take([0, 7, 12, 7], columns=[]).num_rows == 4
 
 
 # Manifests that point at the wrong things

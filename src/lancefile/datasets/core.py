@@ -364,6 +364,8 @@ class LanceDataset:
         idx = check_positions(indices, int(starts[-1]), f"{self.uri} take")
         if not len(idx):
             return empty_table(projection.schema)
+        if not len(projection.schema):  # no columns: only the count (Arrow's concat and take lose it)
+            return pa.Table.from_batches([record_batch([], projection.schema, len(idx))])
         which = np.searchsorted(starts, idx, side="right") - 1
         order = np.argsort(which, kind="stable")
         bounds = np.searchsorted(which[order], np.arange(len(self._fragments) + 1))
