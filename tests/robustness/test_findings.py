@@ -789,3 +789,27 @@ def test_a_forged_repetition_index_depth_is_refused_without_a_huge_allocation(tm
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, peak
+
+
+def test_a_2_0_list_take_over_decreasing_offsets_is_a_clear_error(tmp_path):
+    """Fuzz seed 49 case 5193: a byte flipped in a 2.0 list page's end offsets made the take's
+    item indices go backwards, and the items' decoder raised a bare ArrowIndexError
+    ("Index -20 out of bounds"). Rows taken in order own their items in order."""
+    import numpy as np
+    import pyarrow as pa
+
+    import lancefile
+
+    n = 300
+    t = pa.table({"l": pa.array([[i, i + 1, i + 2] for i in range(n)], pa.list_(pa.int64()))})
+    path = tmp_path / "l.lance"
+    lancefile.write_table(t, path, version="2.0")
+    data = bytearray(path.read_bytes())
+    ends = (np.arange(1, n + 1, dtype="<u8") * 3).tobytes()
+    at = bytes(data).find(ends)
+    assert at >= 0  # the plain u64 end offsets, as 2.0 stores them
+    row = 150  # its end moves far back: the next row's items start before this row's
+    data[at + 8 * row : at + 8 * row + 8] = np.array([20], "<u8").tobytes()
+    path.write_bytes(bytes(data))
+    with pytest.raises(lancefile.CorruptFileError, match="list offsets decrease"):
+        lancefile.LanceFileReader(path, verify_checksums=False).take_rows([54, 151, 241]).to_table()

@@ -268,6 +268,9 @@ class ListReader(FieldReader):
                                   self.items.dtype)
         else:
             allidx = np.concatenate(item_idx_parts) if item_idx_parts else np.zeros(0, np.int64)
+            if len(allidx) > 1 and np.any(allidx[1:] <= allidx[:-1]):  # rows in order own items in order
+                raise CorruptFileError(f"{self.column.layout.path}: column {self.column.index}: list offsets "
+                                       f"decrease (rows' items overlap)")
             items = self.items.read(Selection.of_indices(allidx), cache)
         return _build_list(self.dtype, lengths, valid, items)
 
