@@ -98,12 +98,12 @@ def parse(expr: pc.Expression) -> Node | None:
 
 
 def _parse(expr: pc.Expression) -> Node | None:
-    from .format.schema import schema_metadata_pairs
+    from .format.cmetadata import exported_metadata_pairs
 
     try:
         reduced = expr.__reduce__()
         table = ipc.open_file(reduced[1][0]).read_all()
-        tokens = schema_metadata_pairs(table.schema)
+        tokens = exported_metadata_pairs(table.schema)
     except Exception:  # any change in Arrow's private format: no pruning, still correct
         return None
 

@@ -32,9 +32,7 @@ Example::
 
 from __future__ import annotations
 
-import ctypes
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -43,6 +41,7 @@ import pyarrow as pa
 from google.protobuf.message import DecodeError
 
 from .._proto import file_pb2
+from .cmetadata import exported_metadata_pairs
 from ..errors import (
     ColumnNotFoundError,
     CorruptFileError,
@@ -302,67 +301,14 @@ def _checked_metadata(raw: dict[bytes, bytes] | None, where: str) -> dict[str, b
     return out
 
 
-class _ArrowSchema(ctypes.Structure):
-    """The C data interface's ``struct ArrowSchema``."""
-
-    _fields_ = [
-        ("format", ctypes.c_char_p),
-        ("name", ctypes.c_char_p),
-        ("metadata", ctypes.c_void_p),
-        ("flags", ctypes.c_int64),
-        ("n_children", ctypes.c_int64),
-        ("children", ctypes.c_void_p),
-        ("dictionary", ctypes.c_void_p),
-        ("release", ctypes.c_void_p),
-        ("private_data", ctypes.c_void_p),
-    ]
-
-
-_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi)
-)
-
-
 def _extension_keys(dt: pa.BaseExtensionType) -> dict[str, bytes]:
     """``ARROW:extension:name`` / ``:metadata`` exactly as Arrow exports them to the reference.
 
     pyarrow has no public call for the serialized parameters of its built-in extension types
     (uuid, fixed_shape_tensor...), so read them from the type's C data interface export.
     """
-    capsule = dt.__arrow_c_schema__()  # releases the exported struct when collected
-    exported = _ArrowSchema.from_address(_capsule_pointer(capsule, b"arrow_schema"))
-    keys = _decode_c_metadata(exported.metadata)
+    keys = {key.decode("utf-8", "replace"): value for key, value in exported_metadata_pairs(dt)}
     return {key: value for key, value in keys.items() if key in (EXTENSION_NAME_KEY, EXTENSION_METADATA_KEY)}
-
-
-def _decode_c_metadata(address: int | None) -> dict[str, bytes]:
-    """Decode C data interface metadata: int32 count, then (int32 length, bytes) key/value pairs."""
-    return {key.decode("utf-8", "replace"): value for key, value in c_metadata_pairs(address)}
-
-
-def schema_metadata_pairs(schema: pa.Schema) -> list[tuple[bytes, bytes]]:
-    """A schema's metadata as exported, in order and with repeated keys kept (``.metadata`` keeps neither)."""
-    capsule = schema.__arrow_c_schema__()
-    exported = _ArrowSchema.from_address(_capsule_pointer(capsule, b"arrow_schema"))
-    return c_metadata_pairs(exported.metadata)
-
-
-def c_metadata_pairs(address: int | None) -> list[tuple[bytes, bytes]]:
-    """The key/value pairs of C data interface metadata, in order."""
-    if not address:
-        return []
-
-    def take(n: int) -> bytes:
-        nonlocal address
-        data = ctypes.string_at(address, n)
-        address += n
-        return data
-
-    def take_sized() -> bytes:
-        return take(struct.unpack("=i", take(4))[0])
-
-    (count,) = struct.unpack("=i", take(4))
-    return [(take_sized(), take_sized()) for _ in range(count)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -283,9 +283,8 @@ def _translate(f: D.Filter, schema: T.StructType, negated: bool) -> pc.Expressio
                 return None  # NOT (x IN (.., NULL)) is unknown where x is not found, not true
             if floating:
                 nan = any(v != v for v in values)
-                numbers = [float(v) for v in values if v == v]
-                numbers += [0.0, -0.0] if 0.0 in numbers else []  # -0.0 = 0.0 for Spark, not for isin
-                e = col.isin(numbers) if numbers else None
+                numbers = [float(v) for v in values if v == v]  # a zero stands for both zeros, as in _in
+                e = col.isin(both_zeros(pa.array(numbers, pa.float64()))) if numbers else None
                 if nan:
                     e = col.is_nan() if e is None else (e | col.is_nan())
                 return e
