@@ -1,6 +1,10 @@
 """Takes from mini-block pages whose def levels are zstd-coded u16 words (lancefile's own
 choice for low-cardinality text): only the taken entries' levels are picked out of the
-decompressed chunks, and damage there is named."""
+decompressed chunks, and damage there is named.
+
+These are the general path's tests (``general_path``: the one-pass kernel of
+``tests/encodings/kernels/test_minitake.py`` turned off), which every chunk out of the
+usual form still takes."""
 
 from __future__ import annotations
 
@@ -20,7 +24,14 @@ def _skewed(rng, n: int, null_share: float) -> pa.Table:
 
 
 @pytest.fixture()
-def coded(tmp_path):
+def general_path(monkeypatch):
+    from lancefile.encodings import kernels
+
+    monkeypatch.setattr(kernels, "miniblock_take_flat", lambda *a: None)
+
+
+@pytest.fixture()
+def coded(tmp_path, general_path):
     t = _skewed(np.random.default_rng(0), 50_000, 0.02)
     path = tmp_path / "coded.lance"
     lancefile.write_table(t, path)

@@ -32,6 +32,7 @@ from .. import kernels
 from ..compressive import (Chunks, Context, check_tree, decode_block, decode_blocks, decode_miniblock,
                            miniblock_buffers, take_miniblock)
 from ..compressive._buffers import decompress_spans
+from ..compression import PROTO_BY_SCHEME
 from ..compressive.values import Fixed, as_uint
 from ..page import PageData
 from ..arrowutil import take_array, validate_values
@@ -104,6 +105,8 @@ class MiniBlockPage(PageLayoutBase):
             self.batch_key = None
         # pages of different columns that read_columns decodes together: no lists, no dictionary
         self.column_key = self.batch_key if not (leaf.max_rep or self.has_dict) else None
+        # a take's usual chunks (no lists, flat values and levels, bare or under zstd): one compiled pass
+        self.take_flat = _take_flat_form(msg) if not (self.has_rep or leaf.max_rep) and self.num_buffers == 1 else None
 
     @staticmethod
     def shape_key(msg) -> bytes:
@@ -321,6 +324,12 @@ class MiniBlockPage(PageLayoutBase):
         ``positions`` (leaves without lists only, where entry i holds value i): the entries a
         take wants. When the value encoding can find single values, only those are decoded and
         the levels are cut to them too; the last item returned says whether that happened."""
+        if positions is not None and self.take_flat is not None and len(positions) * TAKE_SPARSITY < int(counts.sum()):
+            width, zvals, zdefs = self.take_flat
+            got = kernels.miniblock_take_flat(data, base, base + sizes, counts, positions, self.has_def, self.word,
+                                              width, zvals, zdefs)
+            if got is not None:
+                return None, map_defs(got[1], self.lut, page.where), counts, Fixed(got[0], 8 * width, len(positions)), True
         try:
             num_levels, rep_at, rep_size, def_at, def_size, buf_starts, buf_sizes = kernels.miniblock_headers(
                 data, base, base + sizes, self.has_rep, self.has_def, self.word, self.num_buffers)
@@ -429,3 +438,31 @@ class MiniBlockPage(PageLayoutBase):
         ends = starts + lengths
         return EntrySpans(starts.astype(np.int64), (ends - starts).astype(np.int64))
 
+
+def _flat_bytes(enc, bits=None) -> tuple[int, bool] | None:
+    """``(width in bytes, under zstd)`` of ``Flat`` whole-byte values, bare or in ``General{zstd}``."""
+    general = enc.WhichOneof("compression") == "general"
+    if general and PROTO_BY_SCHEME.get("zstd") != enc.general.compression.scheme:
+        return None
+    inner = enc.general.values if general else enc
+    if inner.WhichOneof("compression") != "flat" or inner.flat.HasField("data"):
+        return None
+    b = int(inner.flat.bits_per_value)
+    if b % 8 or b == 0 or b > 64 or (bits is not None and b != bits):
+        return None
+    return b // 8, general
+
+
+def _take_flat_form(msg) -> tuple[int, bool, bool] | None:
+    """``(value width, values under zstd, levels under zstd)`` when a take of the page's chunks
+    can go through :func:`~lancefile.encodings.kernels.miniblock_take_flat`, else None."""
+    values = _flat_bytes(msg.value_compression)
+    if values is None:
+        return None
+    zdefs = False
+    if msg.HasField("def_compression"):
+        levels = _flat_bytes(msg.def_compression, 16)
+        if levels is None:
+            return None
+        zdefs = levels[1]
+    return values[0], values[1], zdefs
