@@ -21,7 +21,7 @@ from ..compressive.values import Var
 from ..compressive.variable import block_parts, block_parts_many
 from .base import values_to_arrow
 
-__all__ = ["MAX_PAGE_ITEMS", "dictionary_blocks", "look_up"]
+__all__ = ["MAX_PAGE_ITEMS", "dictionary_blocks", "look_up", "look_up_blocks"]
 
 MAX_PAGE_ITEMS = 1 << 48
 
@@ -86,6 +86,33 @@ def look_up(dtype: pa.DataType, blocks: tuple, idx: np.ndarray, value_cuts: np.n
     offsets = np.zeros(len(at) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     values = values_to_arrow(Var(offsets, kernels.gather_bytes(out, body[page] + lo, lengths)), dtype, where)
+    try:
+        return validate_values(values, where)
+    except CorruptFileError:
+        return None
+
+
+def look_up_blocks(dtype: pa.DataType, enc, counts, data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
+                   idx: np.ndarray, value_cuts: np.ndarray, where):
+    """:func:`dictionary_blocks` then :func:`look_up`, for the usual dictionaries (``Variable``
+    blocks of u32 offsets, bare or under general compression) in one compiled pass
+    (:func:`~lancefile.encodings.kernels.dictionary_take`) and one gather. None when a
+    dictionary is anything else or fails a check: the pair then reads it (and names what is
+    wrong)."""
+    kind = enc.WhichOneof("compression")
+    inner = enc.general.values if kind == "general" else enc
+    if inner.WhichOneof("compression") != "variable" or inner.variable.HasField("values"):
+        return None
+    if kind == "general":
+        try:
+            data, starts, sizes = decompress_spans(enc.general.compression, data, starts, sizes, str(where))
+        except CorruptFileError:
+            return None
+    got = kernels.dictionary_take(data, starts, sizes, counts, idx, value_cuts)
+    if got is None:
+        return None
+    offsets, src = got
+    values = values_to_arrow(Var(offsets, kernels.gather_bytes(data, src, np.diff(offsets))), dtype, where)
     try:
         return validate_values(values, where)
     except CorruptFileError:

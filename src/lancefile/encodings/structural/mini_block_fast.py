@@ -27,7 +27,7 @@ from ..compressive import decode_block
 from ..page import PageData
 from .base import PagePart, Where, values_to_arrow
 from .mini_block import MiniBlockPage
-from .mini_block_dicts import MAX_PAGE_ITEMS, dictionary_blocks, look_up
+from .mini_block_dicts import MAX_PAGE_ITEMS, dictionary_blocks, look_up, look_up_blocks
 from .mini_block_many import _ChunkTable, chunk_words
 from .mini_block_take import take_rows
 
@@ -145,6 +145,12 @@ def _take_run(column, tmpls, plist, wanted, first, nbuf, rows, row0, buf, meta_a
         def resolve(indices, value_cuts, entry_cuts, defs):
             counts = [t.msg.num_dictionary_items for t in tmpls]
             dict_sizes = size[first + _DICT]
+            if pa.types.is_string(column.leaf.dtype) or pa.types.is_large_string(column.leaf.dtype) \
+                    or pa.types.is_binary(column.leaf.dtype) or pa.types.is_large_binary(column.leaf.dtype):
+                values = look_up_blocks(column.leaf.dtype, t0.msg.dictionary, counts, buf, dict_at, dict_sizes,
+                                        indices, value_cuts, where)
+                if values is not None:
+                    return values
             blocks = dictionary_blocks(t0.msg.dictionary, counts, buf, dict_at, dict_sizes, lambda: str(where),
                                        lambda k: pages.where(plist[k]), gather=False)
             if blocks is not None:  # strings: only the items used are copied out
