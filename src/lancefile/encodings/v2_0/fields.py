@@ -29,6 +29,7 @@ from ..arrowutil import (array_from_fixed, checks_values, concat_arrays, is_flat
 from ..columns import ColumnPages
 from ..registry import decode_array
 from ..selection import Selection
+from .binary_take import take_pages as take_binary_pages
 from .dictionary import take_pages as take_dictionary_pages
 from .flat import plain_rows
 from .offsets import range_offsets, row_spans, split_adjusted
@@ -112,6 +113,10 @@ class LeafReader(FieldReader):
                 return validate_values(arr, col.where(pieces[0][0])) if checks_values(self.dtype) else arr
         # a take's low-cardinality string pages, read at once (valid: checked dictionaries, bounds-checked indices)
         done = take_dictionary_pages(col, pieces, cache, self.dtype) if not sel.is_range else {}
+        if not sel.is_range and len(pieces) - len(done) > 1:  # and its plain string pages, two batches of reads
+            rest = [i for i in range(len(pieces)) if i not in done]
+            got = take_binary_pages(col, [pieces[i] for i in rest], cache, self.dtype, self.checks_leaves)
+            done.update({rest[k]: arr for k, arr in got.items()})
         parts = [done[i] if i in done else self._decode(p, local, cache) for i, (p, local) in enumerate(pieces)]
         return concat_arrays(parts, self.dtype)
 
