@@ -166,3 +166,23 @@ def test_adjusted_ends_are_the_pages_own():
         for k, a in enumerate(adjust):
             e, v = split_adjusted(raw[page_of == k], a)
             assert np.array_equal(ends[page_of == k], e) and np.array_equal(valid[page_of == k], v)
+
+
+@pytest.mark.parametrize("count", [2, 6])  # the Python loop, and one call of the source's compiled loop
+def test_page_ranges_are_read_in_place_and_checked(tmp_path, count):
+    """``PageData.read_into``: ranges of a page buffer back to back, the same bytes either way;
+    a range past the buffer is named before anything is read."""
+    t = _table(11)
+    path = str(tmp_path / "r.lance")
+    lancefile.write_table(t, path, version="2.0", max_page_bytes=16 * 1024, checksums=False)
+    reader = lancefile.LanceFileReader(path)
+    column = reader._field_readers[0].column
+    page, ref = column.page(1, {}), lancefile.LanceFileReader(path).metadata().columns[0].pages[1].buffers[1]
+    raw = open(path, "rb").read()[ref.position : ref.position + ref.size]
+    starts, lengths = np.arange(count) * 100 + 3, np.arange(count) % 3 + 5
+    out = np.zeros(int(lengths.sum()), np.uint8)
+    page.read_into(1, starts, lengths, out)
+    assert bytes(out) == b"".join(raw[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist()))
+    starts[-1] = ref.size - 2
+    with pytest.raises(lancefile.CorruptFileError, match="needs bytes"):
+        page.read_into(1, starts, lengths, out)

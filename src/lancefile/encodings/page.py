@@ -17,6 +17,10 @@ from ..errors import CorruptFileError
 from ..format.container import BufferRef, ColumnInfo, FileLayout, PageInfo
 from ..io import read_into
 
+# ranges from which :meth:`PageData.read_into` hands a source that has ``read_many_into`` all of
+# them in one call (fewer: a Python loop, which costs less than the call)
+MANY_RANGES = 4
+
 __all__ = ["PageData", "EncodedPage"]
 
 _PAGE, _COLUMN, _FILE = 0, 1, 2
@@ -104,8 +108,19 @@ class PageData:
         return self.layout.source.read_many(refs)
 
     def read_into(self, buffer, starts, lengths, out: np.ndarray) -> None:
-        """Read byte ranges (arrays or lists) of a buffer back to back into ``out``, one request each."""
+        """Read byte ranges (arrays or lists) of a buffer back to back into ``out``, one request
+        each (a source that reads many ranges in one call, a local file's compiled ``pread``
+        loop, gets them all at once)."""
         ref = self.ref(buffer)
+        many = getattr(self.layout.source, "read_many_into", None)
+        if many is not None and len(starts) >= MANY_RANGES:
+            s, n = np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+            bad = (s < 0) | (n < 0) | (s > ref.size - n)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.error(f"needs bytes [{int(s[i])}, {int(s[i]) + int(n[i])}) of a {ref.size}-byte buffer")
+            many(s + ref.position, n, np.cumsum(n) - n, memoryview(out).cast("B"))
+            return
         if isinstance(starts, np.ndarray):
             starts, lengths = starts.tolist(), lengths.tolist()
         size, base, pos = ref.size, ref.position, 0
