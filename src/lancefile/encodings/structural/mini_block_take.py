@@ -23,11 +23,11 @@ __all__ = ["Decoded", "chunks_needed", "decode_chunks", "take_rows"]
 
 class Decoded(NamedTuple):
     """What :func:`decode_chunks` gives: per chunk its page (``item``), whether it starts a run
-    of neighbouring chunks of one page (``brk``) and its first row (from the column's start); per wanted row its row in the column and, without lists, its entry (``positions``);
+    of neighbouring chunks of one page (``brk``; lists only, else None) and its first row (from the column's start); per wanted row its row in the column and, without lists, its entry (``positions``);
     the decoded levels, entries per chunk and values; whether they were cut to the rows."""
 
     item: np.ndarray
-    brk: np.ndarray
+    brk: np.ndarray | None
     first_row: np.ndarray
     rows: np.ndarray
     positions: np.ndarray | None
@@ -59,8 +59,10 @@ def decode_chunks(dec0, page0, table, ids, row0: np.ndarray, local_rows: np.ndar
     long) of ``local_rows``, its first row in the column ``row0[k]``. ``take``: only the rows'
     values are wanted (a take), which the decoder may cut out at once."""
     item = table.item_of[ids]
-    brk = np.ones(len(ids), bool)  # where a run of neighbouring chunks of one page begins
-    brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
+    brk = None  # where a run of neighbouring chunks of one page begins (lists only)
+    if dec0.leaf.max_rep:
+        brk = np.ones(len(ids), bool)
+        brk[1:] = (np.diff(ids) > 1) | (item[1:] != item[:-1])
     sizes, counts = table.sizes[ids], table.counts[ids]
     first_row = row0[item] + table.first[ids]  # rows numbered from the column's start
     rows = local_rows + np.repeat(row0, lens)
@@ -93,9 +95,9 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
     ids = np.flatnonzero(chunks_needed(table, local_rows, lens, page_error))
     got = decode_chunks(dec0, page0, table, ids, row0, local_rows, lens, where, take=True)
     rep, defs, entries, values, rows, positions = got.rep, got.defs, got.entries, got.values, got.rows, got.positions
-    if got.taken:  # the values and levels were cut to the rows already
-        starts, lengths = np.arange(len(rows), dtype=np.int64), np.ones(len(rows), np.int64)
-    elif leaf.max_rep:
+    if got.taken:  # the values and levels were cut to the rows already: entry i is row i
+        return _taken_part(dec0, page0, defs, values, len(rows), lens, where, resolve)
+    if leaf.max_rep:
         try:
             starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, got.first_row, got.brk, rows)
         except ValueError as exc:
@@ -115,5 +117,28 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
         visible = part.defs <= leaf.max_visible
         value_cuts = np.concatenate([[0], np.cumsum(visible)])[entry_cuts]
     part.values = resolve(part.values.to_numpy(zero_copy_only=False), value_cuts, entry_cuts, part.defs)
+    part.validated = True  # gathered from the checked dictionaries
+    return part
+
+
+def _taken_part(dec0, page0, defs, values, n: int, lens: np.ndarray, where, resolve) -> PagePart:
+    """:func:`take_rows`' part when the decoder cut the values and levels to the ``n`` rows
+    (a column without lists): what ``select_part`` gives for entries 0..n-1, without spans."""
+    leaf = dec0.leaf
+    arr = values_to_arrow(values, leaf.dtype, page0.where) if not dec0.has_dict else dec0._indices(values, page0)
+    if len(arr) != n or (defs is not None and len(defs) != n):
+        raise CorruptFileError(f"{where}: {len(arr)} values for {n} level entries")
+    part = PagePart(None, defs, arr, n)
+    if not dec0.has_dict:
+        return part
+    row_cuts = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=row_cuts[1:])
+    if defs is None:  # every entry holds a value
+        value_cuts = row_cuts
+    else:
+        value_cuts = np.zeros(n + 1, np.int64)
+        np.cumsum(defs <= leaf.max_visible, out=value_cuts[1:])
+        value_cuts = value_cuts[row_cuts]
+    part.values = resolve(arr.to_numpy(zero_copy_only=False), value_cuts, row_cuts, defs)
     part.validated = True  # gathered from the checked dictionaries
     return part
