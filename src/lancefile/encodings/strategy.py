@@ -64,10 +64,12 @@ SPLIT_MIN_GAIN = 0.95
 # integers go byte-stream-split under zstd (the reference bit-packs or RLE-codes them)
 ENTROPY_MAX_ITEMS = 256
 ENTROPY_MIN_GAIN = 0.95
-# values a chunk of those integers: a take decompresses a whole chunk for each row (4,096 int64
-# are 32 KiB: 100 rows of sequential ids cost 0.42 ms, 1,024 a chunk ~0.1 ms), at ~0.3 bytes a
-# row for sequential ids (0.09 at 4,096; bit packing takes ~2.4)
-ENTROPY_SPLIT_CHUNK_VALUES = 1024
+# values a chunk of those integers: a take decompresses a whole chunk for each row it wants
+# (4,096 int64 are 32 KiB: 100 rows of sequential ids cost ~0.4 ms; 1,024 a chunk ~0.1 ms), but
+# a counting low byte takes ~256 bytes a chunk whatever its length, and at 1,024 the bench's
+# embeddings file (a 65,000-row id column beside the vectors) was left 500 bytes under
+# pylance's, where the size target holds it (0.09 bytes a row at 4,096, 0.31 at 1,024)
+ENTROPY_SPLIT_CHUNK_VALUES = 4096
 _COMPRESSIONS = ("fsst", "lz4", "none", "zstd")
 
 

@@ -4,7 +4,7 @@ byte-stream-split chunking they share with the reference's split under asked-for
 
 * floats of one magnitude: ``General{lz4, ByteStreamSplit}``, the LZ4 blocks holding runs of
   one byte only, compressed straight into the page's layout (:class:`~.chunks.FramedBuffers`);
-* steadily growing 32/64-bit integers: ``General{zstd, ByteStreamSplit}``, 1,024 a chunk;
+* steadily growing 32/64-bit integers: ``General{zstd, ByteStreamSplit}``, 4,096 a chunk;
 * u8 dictionary indices: ``General{zstd, Flat(8)}``, 4,096 a chunk.
 
 pylance 14.0.2 reads all three.
@@ -14,8 +14,8 @@ Example: ids split into byte streams and entropy-coded take a few bytes a chunk:
     >>> import numpy as np
     >>> ids = np.arange(10**9, 10**9 + 20_000, dtype=np.int64).view(np.uint8)
     >>> coded = entropy_split_miniblock(ids, 64, best=20_000 * 2)
-    >>> coded.encoding.general.values.WhichOneof("compression"), coded.counts.tolist()[:3], coded.size < 8_000
-    ('byte_stream_split', [1024, 1024, 1024], True)
+    >>> coded.encoding.general.values.WhichOneof("compression"), coded.counts.tolist(), coded.size < 2_000
+    ('byte_stream_split', [4096, 4096, 4096, 4096, 3616], True)
 """
 
 from __future__ import annotations
