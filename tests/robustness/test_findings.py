@@ -813,3 +813,25 @@ def test_a_2_0_list_take_over_decreasing_offsets_is_a_clear_error(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(lancefile.CorruptFileError, match="list offsets decrease"):
         lancefile.LanceFileReader(path, verify_checksums=False).take_rows([54, 151, 241]).to_table()
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2"])
+@pytest.mark.parametrize("packed", [True, False])
+def test_struct_children_of_one_name_project_by_position(tmp_path, version, packed):
+    """Fuzz seed 51 case 1120: a forged schema gave a packed struct two children named 'a',
+    and projecting 'packed.a' raised a bare KeyError (pyarrow's ``StructArray.field`` of a
+    repeated name). Projected children are picked by position: the first of that name."""
+    base = pa.StructArray.from_arrays([pa.array([1, 3]), pa.array([2, 4], pa.int16()), pa.array([5.0, 6.0])],
+                                      names=["a", "a", "b"])
+    md = {"lance-encoding:packed": "true"} if packed else None
+    t = pa.table({"p": base}).cast(pa.schema([pa.field("p", base.type, metadata=md)]))
+    path = tmp_path / "dup.lance"
+    lancefile.write_table(t, path, version=version)
+    for read in (lambda r: r.read_all().to_table(), lambda r: r.take_rows([1, 0]).to_table()):
+        got = read(lancefile.LanceFileReader(path, columns=["p.b", "p.a"])).column("p").combine_chunks()
+        assert got.type == pa.struct([("b", pa.float64()), ("a", pa.int64())])
+        rows = [1, 0] if got.field(0).to_pylist() == [6.0, 5.0] else [0, 1]
+        assert got.field(0).to_pylist() == [[5.0, 6.0][i] for i in rows]
+        assert got.field(1).to_pylist() == [[1, 3][i] for i in rows]
+        whole = read(lancefile.LanceFileReader(path)).column("p").combine_chunks()
+        assert whole.type == base.type and whole.field(1).to_pylist() == [[2, 4][i] for i in rows]

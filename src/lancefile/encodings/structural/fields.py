@@ -246,7 +246,7 @@ class Node:
     leaf: int | None = None  # the column whose layers describe this node (the first leaf below)
     children: list = field(default_factory=list)
     kind: str = "leaf"  # leaf, struct, list, map, fsl (a fixed_size_list<struct>)
-    select: list | None = None  # a projected packed struct: the children to keep, in order
+    select: list | None = None  # a projected packed struct: the positions of the children to keep, in order
     stride: int = 1  # level entries of ``leaf`` per slot of this node (fsl<struct> items below)
 
 
@@ -330,9 +330,9 @@ class StructuralReader:
                 self._shapes[col] = shape
                 self._mult[col] = mult
             if keep is not None and pa.types.is_struct(t):  # projected packed struct
-                by_id = {c.id: c for c in f.children}
-                kids = [by_id[i] for i in keep]
-                return Node(pa.struct([c.to_arrow() for c in kids]), col, select=[c.name for c in kids])
+                at = {c.id: i for i, c in enumerate(f.children)}  # (by position: names may repeat)
+                kids = [f.children[at[i]] for i in keep]
+                return Node(pa.struct([c.to_arrow() for c in kids]), col, select=[at[i] for i in keep])
             return Node(t, col)
         mine = outer + [_layer_kind(f)]
         lt = f.logical_type
@@ -435,7 +435,7 @@ class StructuralReader:
             if node.select is not None:
                 fields = [node.dtype.field(i) for i in range(node.dtype.num_fields)]
                 mask = None if valid is None else pa.array(~valid)
-                return pa.StructArray.from_arrays([arr.field(name) for name in node.select], fields=fields, mask=mask)
+                return pa.StructArray.from_arrays([arr.field(i) for i in node.select], fields=fields, mask=mask)
             return arr
         if node.kind == "struct":
             kids = [self._build(c, k + 1, unraveled, values, n) for c in node.children]

@@ -340,13 +340,13 @@ class SelectReader(FieldReader):
     """Picks (and orders) children of a struct decoded whole, e.g. a projected packed struct."""
 
     inner: FieldReader
-    names: list[str]
+    positions: list[int]  # of the children kept, in order (names may repeat)
     dtype: pa.DataType
 
     def read(self, sel: Selection, cache: dict) -> pa.Array:
         arr = self.inner.read(sel, cache)
         fields = [self.dtype.field(i) for i in range(self.dtype.num_fields)]
-        return pa.StructArray.from_arrays([arr.field(n) for n in self.names], fields=fields)
+        return pa.StructArray.from_arrays([arr.field(i) for i in self.positions], fields=fields)
 
 
 def _child_field(c: LanceField, dtype: pa.DataType) -> pa.Field:
@@ -414,5 +414,6 @@ def _build_reader(layout: FileLayout, f: LanceField, columns: dict[int, int], ke
     whole = LeafReader(pages, t)
     if packed and keep is not None:
         kids = [by_id[i] for i in keep]
-        return SelectReader(whole, [c.name for c in kids], pa.struct([c.to_arrow() for c in kids]))
+        at = {c.id: k for k, c in enumerate(f.children)}  # (by position: names may repeat)
+        return SelectReader(whole, [at[i] for i in keep], pa.struct([c.to_arrow() for c in kids]))
     return whole
