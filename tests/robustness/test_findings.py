@@ -835,3 +835,27 @@ def test_struct_children_of_one_name_project_by_position(tmp_path, version, pack
         assert got.field(1).to_pylist() == [[1, 3][i] for i in rows]
         whole = read(lancefile.LanceFileReader(path)).column("p").combine_chunks()
         assert whole.type == base.type and whole.field(1).to_pylist() == [[2, 4][i] for i in rows]
+
+
+def test_num_dictionary_items_past_int64_in_a_take_of_many_pages(tmp_path):
+    """A page's num_dictionary_items of 2**64 - 1 (uint64 in the file) reached the compiled
+    dictionary lookup of a fresh reader's take (kernels/dictblocks.py) as an int64 array:
+    OverflowError. The lookup now declines it and the page's own load names it."""
+    from google.protobuf import any_pb2
+
+    from lancefile._proto import encodings_v2_1_pb2 as pb
+
+    rng = np.random.default_rng(0)
+    t = pa.table({"s": pa.array(np.array([f"w{i}" for i in range(30)])[rng.integers(0, 30, 60_000)])})
+    fm = parse(_write(tmp_path, t, "2.2", max_page_bytes=16 << 10))
+    pages = fm.metas[0].pages
+    assert len(pages) > 2
+    wrapper = any_pb2.Any.FromString(pages[1].encoding.direct.encoding)
+    layout = pb.PageLayout.FromString(wrapper.value)
+    assert layout.mini_block_layout.HasField("dictionary")  # the layout this is about
+    layout.mini_block_layout.num_dictionary_items = 2**64 - 1
+    wrapper.value = layout.SerializeToString()
+    pages[1].encoding.direct.encoding = wrapper.SerializeToString()
+    _refused(tmp_path, rebuild(fm, metas=fm.metas), match="page 1", ops=("all",))
+    with pytest.raises(lancefile.CorruptFileError, match="page 1"):  # a take of rows in several pages
+        lancefile.LanceFileReader(tmp_path / "forged.lance").take_rows(np.arange(0, 60_000, 997)).to_table()

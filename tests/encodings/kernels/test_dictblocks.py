@@ -90,6 +90,13 @@ def test_out_of_the_usual_form_is_declined(damage):
     assert dictionary_take(raw, starts, sizes, counts, idx, cuts) is None
 
 
+def test_a_count_past_int64_is_declined():
+    """A page's item count is a uint64 in the file: one past int64 is declined, not an OverflowError."""
+    raw, starts, sizes = _laid([[b"ab", b"c"], [b"xyz", b"", b"q"]])
+    for counts in ([2, 2**64 - 1], np.array([2, 2**64 - 1], np.uint64), [2, 2**63]):
+        assert dictionary_take(raw, starts, sizes, counts, np.array([1, 0, 1, 0]), np.array([0, 2, 4])) is None
+
+
 def test_the_usual_blocks_are_looked_up():
     """The undamaged form of the cases above: the kernel answers (so each None above is the damage)."""
     raw, starts, sizes = _laid([[b"ab", b"c"], [b"xyz", b"", b"q"]])

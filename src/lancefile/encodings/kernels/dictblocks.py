@@ -30,6 +30,8 @@ from ._common import _Kernel, empty
 
 __all__ = ["dictionary_take"]
 
+_MAX_ITEMS = 1 << 48  # items a page's dictionary may count (as mini_block_dicts.MAX_PAGE_ITEMS)
+
 
 @_Kernel
 def _k_dictionary_take(words, at, sizes, counts, idx, cuts, out_offsets, src):
@@ -74,8 +76,10 @@ def dictionary_take(raw: np.ndarray, starts: np.ndarray, sizes: np.ndarray, coun
     index page k's dictionary of ``counts[k]`` items, the block ``raw[starts[k]:][:sizes[k]]``):
     the items' int64 offsets (``len(idx) + 1``, from 0) and where each item's bytes start in
     ``raw``. None when a block is not of the usual form (u32 offsets, at a multiple of 4),
-    fails a check, or an index lies outside its page's items: the general path then says
+    fails a check, counts more than 2**48 items, or an index lies outside its page's items: the general path then says
     what is wrong."""
+    if any(int(c) > _MAX_ITEMS for c in counts):  # (uint64 in the file: past int64, numpy would raise)
+        return None
     starts, sizes = np.asarray(starts, np.int64), np.asarray(sizes, np.int64)
     if (len(cuts) != len(starts) + 1 or len(sizes) != len(starts) or len(counts) != len(starts)
             or (len(starts) and (int(starts.min()) < 0 or int((starts + sizes).max()) > len(raw)))
