@@ -16,6 +16,7 @@ __all__ = [
     "checks_values",
     "fixed_width_bits",
     "is_flat_fixed",
+    "is_var_binary",
     "is_fixed_width",
     "min_row_bytes",
     "array_from_fixed",
@@ -219,6 +220,13 @@ def fixed_size_lists(items: pa.Array, dtype: pa.DataType, length: int, valid: np
     if len(items) != length * dtype.list_size:
         raise CorruptFileError(f"{len(items)} items do not make {length} lists of {dtype.list_size}")
     return safe_array(dtype, length, [bitmap], children=[items])
+
+
+def is_var_binary(dtype: pa.DataType) -> bool:
+    """Whether ``dtype`` is a variable-width string or binary type with offsets (``string``,
+    ``large_string``, ``binary``, ``large_binary``; not the view types)."""
+    return (pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_binary(dtype)
+            or pa.types.is_large_binary(dtype))
 
 
 def is_empty_fixed_binary(dtype: pa.DataType) -> bool:

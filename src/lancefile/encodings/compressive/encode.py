@@ -34,7 +34,7 @@ import pyarrow as pa
 from ..._proto import encodings_v2_1_pb2 as pb
 from ...errors import UnsupportedTypeError
 from .. import kernels
-from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, null_mask, validity_bytes
+from ..arrowutil import binary_parts, fixed_bytes, fixed_width_bits, is_var_binary, null_mask, validity_bytes
 from ..compression import compress_buffer
 from ..kernels.fastlanes import FASTLANES_CHUNK, _chunk_bit_widths
 from ..strategy import FSST_MIN_BYTES, MINIBLOCK_MAX_VALUES, MINIBLOCK_TARGET_BYTES, Strategy
@@ -73,7 +73,7 @@ def miniblock_values(values: pa.Array, strategy: Strategy) -> MiniChunks:
         data, _ = _fixed_rows(values)
         counts = split_counts(len(values), MINIBLOCK_MAX_VALUES)
         out = MiniChunks(flat(1), counts, [Buffers(data, (counts + 7) // 8)])
-    elif _is_binary(t):
+    elif is_var_binary(t):
         out = _variable_miniblock(values, strategy)
     elif fixed_width_bits(t) is not None:
         out = _fixed_miniblock(values, strategy)
@@ -92,11 +92,6 @@ class _Wrapped:
     """Mini-block values that already carry their general compression."""
 
     chunks: MiniChunks
-
-
-def _is_binary(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t))
 
 
 def _fixed_miniblock(values: pa.Array, strategy: Strategy) -> MiniChunks:

@@ -22,7 +22,7 @@ import pyarrow as pa
 from ...errors import CorruptFileError
 from ...io import read_spans
 from .. import kernels
-from ..arrowutil import take_array, validate_values
+from ..arrowutil import is_var_binary, take_array, validate_values
 from ..compressive import decode_block
 from ..page import PageData
 from .base import PagePart, Where, values_to_arrow
@@ -145,8 +145,7 @@ def _take_run(column, tmpls, plist, wanted, first, nbuf, rows, row0, buf, meta_a
         def resolve(indices, value_cuts, entry_cuts, defs):
             counts = [t.msg.num_dictionary_items for t in tmpls]
             dict_sizes = size[first + _DICT]
-            if pa.types.is_string(column.leaf.dtype) or pa.types.is_large_string(column.leaf.dtype) \
-                    or pa.types.is_binary(column.leaf.dtype) or pa.types.is_large_binary(column.leaf.dtype):
+            if is_var_binary(column.leaf.dtype):
                 values = look_up_blocks(column.leaf.dtype, t0.msg.dictionary, counts, buf, dict_at, dict_sizes,
                                         indices, value_cuts, where)
                 if values is not None:

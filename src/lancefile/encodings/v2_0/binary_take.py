@@ -26,7 +26,7 @@ import pyarrow as pa
 from ...errors import CorruptFileError
 from ...io import read_spans
 from .. import kernels
-from ..arrowutil import validate_values
+from ..arrowutil import is_var_binary, validate_values
 from .binary import build_binary
 from .flat import _is_compressed, plain_flat
 
@@ -58,8 +58,7 @@ def take_pages(column, pieces: list, cache: dict, dtype: pa.DataType, validate: 
     of requests for all of them; ``validate``: check the values in full (UTF-8 of strings).
     Empty when fewer than two pages qualify or a check fails: the pages' own decoders then
     read them and say what is wrong."""
-    if len(pieces) < 2 or not (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
-                               or pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype)):
+    if len(pieces) < 2 or not is_var_binary(dtype):
         return {}
     chosen, plans = [], []
     for i, (p, local) in enumerate(pieces):
