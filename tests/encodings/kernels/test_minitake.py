@@ -72,6 +72,28 @@ def test_taken_entries_are_the_chunks_own(data, width, has_def, zvals, zdefs):
         assert got[1] is None
 
 
+@PROPS
+@given(st.data(), st.sampled_from([2, 4, 8]), st.booleans(), st.booleans())
+def test_split_values_are_taken_from_their_streams(data, width, zvals, has_def):
+    """ByteStreamSplit values (lancefile's integers and floats): byte b of a chunk's value i at
+    ``b * count + i``, under zstd or bare."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    counts = np.array(data.draw(st.lists(st.integers(1, 300), min_size=1, max_size=5)), np.int64)
+    dtype = np.dtype(f"<u{width}")
+    vals = [rng.integers(0, 2 ** (8 * width) - 1, n, dtype=np.uint64).astype(dtype) for n in counts]
+    # the streams, as n values of the width (so the chunk counts n)
+    split = [np.ascontiguousarray(v.view(np.uint8).reshape(-1, width).T).reshape(-1).view(dtype) for v in vals]
+    defs = [rng.integers(0, 3, n).astype(np.uint16) if has_def else None for n in counts]
+    raw, base, ends = _chunks([(s, d, zvals, True) for s, d in zip(split, defs)])
+    total = int(counts.sum())
+    positions = np.sort(rng.choice(total, data.draw(st.integers(1, min(total, 40))), replace=False))
+    got = miniblock_take_flat(raw, base, ends, counts, positions, has_def, 4, width, zvals, True, True)
+    assert got is not None
+    assert np.array_equal(got[0].view(dtype), np.concatenate(vals)[positions])
+    if has_def:
+        assert np.array_equal(got[1], np.concatenate(defs)[positions])
+
+
 def _usual():
     vals = [np.arange(10, dtype=np.uint8), np.arange(20, 30, dtype=np.uint8)]
     defs = [np.zeros(10, np.uint16), np.ones(10, np.uint16)]
@@ -180,3 +202,18 @@ def test_a_damaged_frame_is_named_by_the_general_path(coded, tmp_path):
     bad.write_bytes(bytes(data))
     with pytest.raises(lancefile.CorruptFileError):
         lancefile.LanceFileReader(bad, verify_checksums=False).take_rows(np.arange(0, 4000, 37)).to_table()
+
+
+def test_split_integers_of_lancefile_files_take_through_it(tmp_path, monkeypatch):
+    """lancefile's sequential ids (zstd over byte streams) take through the kernel."""
+    t = pa.table({"id": np.arange(300_000, dtype=np.int64), "f": np.linspace(0, 1, 300_000, dtype=np.float32)})
+    path = tmp_path / "ids.lance"
+    lancefile.write_table(t, path)
+    encs = [c["pages"][0]["encoding"] for c in inspect_file(str(path))["columns"]]
+    assert all("byte_stream_split" in e for e in encs), encs  # the layout this test is about
+    answered = []
+    real = kernels.miniblock_take_flat
+    monkeypatch.setattr(kernels, "miniblock_take_flat", lambda *a: answered.append(real(*a)) or answered[-1])
+    idx = np.sort(np.random.default_rng(2).choice(t.num_rows, 100, replace=False))
+    assert lancefile.LanceFileReader(path).take_rows(idx).to_table().equals(t.take(idx))
+    assert answered and all(a is not None for a in answered)

@@ -101,6 +101,7 @@ from .gather import take_var
 from .lz4 import lz4_bss_decode_many, lz4_compress_runs_many, lz4_decompress_many
 from .zstd import zstd_available, zstd_decompress_into, zstd_plan
 from .minitake import miniblock_take_flat
+from .listtake import miniblock_take_lists
 from .dictblocks import dictionary_take
 from .minmax import binary_minmax_rows, binary_minmax_rows_py
 from .offsets import adjusted_offsets, adjusted_offsets_py, ascii_strings

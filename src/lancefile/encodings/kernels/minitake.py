@@ -1,7 +1,8 @@
 """A take's values and def levels out of mini-block chunks in one compiled pass.
 
 The usual chunk of a column without lists holds one value buffer of fixed-width values
-(``Flat``, bare or under zstd: lancefile's entropy-coded dictionary indices) and, when the
+(``Flat``, bare or under zstd: lancefile's entropy-coded dictionary indices; or split into
+byte streams under zstd: its integers and floats) and, when the
 column has nulls, its def levels (u16 words, bare or under zstd). For a take of a few
 rows per chunk, :func:`miniblock_take_flat` parses each chunk's header, decompresses its
 value buffer and levels (one libzstd call each, no Python between chunks) and copies out
@@ -56,7 +57,7 @@ def _u(data, p, n):
 
 @_Kernel
 def _k_take_flat(decompress, dctx, raw, base, ends, counts, positions, has_def, word, width, zvals, zdefs,
-                 magic, scratch, out_vals, out_defs):
+                 magic, scratch, out_vals, out_defs, bss):
     # Returns -1 when every entry was taken, else a code >= 0 (the chunks are not of the
     # usual form: the caller decodes them the general way).
     header = 2 + 2 * has_def + word
@@ -133,12 +134,18 @@ def _k_take_flat(decompress, dctx, raw, base, ends, counts, positions, has_def, 
         local = p - first
         if local < 0:  # positions out of order (or negative)
             return 0
+        # byte b of the entry: at local * width + b, or split into streams at b * count + local
+        at = v_at + local * width
+        step = np.int64(1)
+        if bss:
+            at = v_at + local
+            step = counts[c]
         if zvals:
             for b in range(width):
-                out_vals[i * width + b] = scratch[v_at + local * width + b]
+                out_vals[i * width + b] = scratch[at + b * step]
         else:
             for b in range(width):
-                out_vals[i * width + b] = raw[v_at + local * width + b]
+                out_vals[i * width + b] = raw[at + b * step]
         if has_def:
             if zdefs:
                 out_defs[i] = np.uint16(scratch[d_at + 2 * local]) | (np.uint16(scratch[d_at + 2 * local + 1]) << 8)
@@ -148,12 +155,14 @@ def _k_take_flat(decompress, dctx, raw, base, ends, counts, positions, has_def, 
 
 
 def miniblock_take_flat(raw: np.ndarray, base: np.ndarray, ends: np.ndarray, counts: np.ndarray,
-                        positions: np.ndarray, has_def: bool, word: int, width: int, zvals: bool, zdefs: bool):
+                        positions: np.ndarray, has_def: bool, word: int, width: int, zvals: bool, zdefs: bool,
+                        bss: bool = False):
     """The values (``width`` bytes each, back to back) and def levels (u16, or None without
     levels) of the sorted entries ``positions`` (numbered across the chunks, whose entries
     are ``counts``) of the mini-block chunks ``raw[base[c]:ends[c]]`` (no rep levels, one
-    value buffer, ``word``-byte buffer sizes): values ``Flat`` (``zvals``: under zstd),
-    levels flat u16 (``zdefs``: under zstd). None when the chunks are not of that usual form
+    value buffer, ``word``-byte buffer sizes): values ``Flat`` (``zvals``: under zstd;
+    ``bss``: ``ByteStreamSplit`` of ``Flat``, byte b of a chunk's value i at ``b * count +
+    i``), levels flat u16 (``zdefs``: under zstd). None when the chunks are not of that usual form
     or libzstd cannot be called from compiled code here: decode them the general way.
     Decompressed buffers must announce at least their chunk's values (levels), as the
     general path asks, and at most :data:`_MAX_ANNOUNCED` bytes."""
@@ -167,7 +176,7 @@ def miniblock_take_flat(raw: np.ndarray, base: np.ndarray, ends: np.ndarray, cou
     scratch = _scratch() if (zvals or zdefs) else np.zeros(0, np.uint8)
     base, ends, counts, positions = (np.ascontiguousarray(x, np.int64) for x in (base, ends, counts, positions))
     got = _k_take_flat(lib[0], dctx, _byte_view(raw), base, ends, counts, positions, bool(has_def), int(word),
-                       int(width), bool(zvals), bool(zdefs), _MAGIC, scratch, out_vals, out_defs)
+                       int(width), bool(zvals), bool(zdefs), _MAGIC, scratch, out_vals, out_defs, bool(bss))
     if got >= 0:
         return None
     return out_vals, (out_defs if has_def else None)

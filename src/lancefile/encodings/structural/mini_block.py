@@ -107,6 +107,8 @@ class MiniBlockPage(PageLayoutBase):
         self.column_key = self.batch_key if not (leaf.max_rep or self.has_dict) else None
         # a take's usual chunks (no lists, flat values and levels, bare or under zstd): one compiled pass
         self.take_flat = _take_flat_form(msg) if not (self.has_rep or leaf.max_rep) and self.num_buffers == 1 else None
+        # a list column's usual chunks (2.2: bit-packed values and rep levels, RLE def levels): likewise
+        self.take_lists = _take_lists_form(msg) if leaf.max_rep and self.has_rep and self.num_buffers == 1 else None
 
     @staticmethod
     def shape_key(msg) -> bytes:
@@ -192,6 +194,17 @@ class MiniBlockPage(PageLayoutBase):
         offsets, sizes, counts, completed, partial = self.chunks(page)
         chunk_ids = self._plan(sel, page)
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
+        if not sel.is_range and self.take_lists is not None and completed is not None:  # one compiled pass
+            got = self._take_lists(data, base, sizes[chunk_ids], counts[chunk_ids],
+                                   (np.cumsum(completed) - completed)[chunk_ids], _run_breaks(chunk_ids), sel.indices)
+            if got is not None:
+                rep, defs, _, values = got
+                if not self.has_dict:
+                    return PagePart(rep, defs, values_to_arrow(values, self.leaf.dtype, page.where), sel.count)
+                part = PagePart(rep, defs, self._indices(values, page), sel.count)
+                part.values = self._resolve_dictionary(page, part.values.to_numpy(zero_copy_only=False), defs)
+                part.validated = True  # gathered from the checked dictionary
+                return part
         positions = None
         if not sel.is_range and not self.leaf.max_rep:  # entries are values: known before decoding
             positions = self._spans(sel, chunk_ids, None, counts[chunk_ids], counts, completed).starts
@@ -325,9 +338,9 @@ class MiniBlockPage(PageLayoutBase):
         take wants. When the value encoding can find single values, only those are decoded and
         the levels are cut to them too; the last item returned says whether that happened."""
         if positions is not None and self.take_flat is not None and len(positions) * TAKE_SPARSITY < int(counts.sum()):
-            width, zvals, zdefs = self.take_flat
+            width, zvals, zdefs, bss = self.take_flat
             got = kernels.miniblock_take_flat(data, base, base + sizes, counts, positions, self.has_def, self.word,
-                                              width, zvals, zdefs)
+                                              width, zvals, zdefs, bss)
             if got is not None:
                 return None, map_defs(got[1], self.lut, page.where), counts, Fixed(got[0], 8 * width, len(positions)), True
         try:
@@ -358,6 +371,20 @@ class MiniBlockPage(PageLayoutBase):
         defs = map_defs(defs, self.lut, page.where)
         values = decode_miniblock(self.msg.value_compression, chunks)
         return rep, defs, entries, values, False
+
+    def _take_lists(self, data, base, sizes, counts, first_row, run_break, rows):
+        """A take's rows out of chunks of the usual list form (:attr:`take_lists`) in one compiled
+        pass: ``(rep, defs, entries a row, values)`` of the sorted rows ``rows`` (numbered
+        from the column's start, ``first_row[c]`` rows ended before chunk c). None when the
+        chunks are not of that form: :meth:`_decode` decodes them and names what is wrong."""
+        bits, packed, rep_width, def_levels = self.take_lists
+        got = kernels.miniblock_take_lists(data, base, base + sizes, counts, first_row, run_break, rows,
+                                           self.leaf.max_rep, self.leaf.max_visible, self.word, self.lut, rep_width,
+                                           def_levels, bits, packed)
+        if got is None:
+            return None
+        rep, defs, row_len, values = got
+        return rep, defs, row_len, Fixed(values, bits, len(values) // (bits // 8))
 
     def _levels(self, page, enc, data, at, size, num_levels) -> np.ndarray:
         values = decode_blocks(enc, data, at, size, num_levels, page.where)
@@ -430,33 +457,44 @@ class MiniBlockPage(PageLayoutBase):
             return EntrySpans(row_start[at].astype(np.int64), (nxt[at] - row_start[at]).astype(np.int64))
         # several runs of chunks (a take): number the rows chunk by chunk
         first_row = (np.cumsum(completed) - completed)[chunk_ids]
-        run_break = np.concatenate([[True], np.diff(chunk_ids) > 1])
         try:
-            starts, lengths = kernels.row_spans(rep, max_rep, entries, first_row, run_break, sel.indices)
+            starts, lengths = kernels.row_spans(rep, max_rep, entries, first_row, _run_breaks(chunk_ids), sel.indices)
         except ValueError as exc:
             raise CorruptFileError(f"{self.where}: {exc}") from None
         ends = starts + lengths
         return EntrySpans(starts.astype(np.int64), (ends - starts).astype(np.int64))
 
 
-def _flat_bytes(enc, bits=None) -> tuple[int, bool] | None:
-    """``(width in bytes, under zstd)`` of ``Flat`` whole-byte values, bare or in ``General{zstd}``."""
+def _run_breaks(chunk_ids: np.ndarray) -> np.ndarray:
+    """Where a run of neighbouring chunks begins, for each of the sorted ``chunk_ids``."""
+    brk = np.ones(len(chunk_ids), bool)
+    brk[1:] = np.diff(chunk_ids) > 1
+    return brk
+
+
+def _flat_bytes(enc, bits=None, split=False) -> tuple[int, bool, bool] | None:
+    """``(width in bytes, under zstd, split into byte streams)`` of ``Flat`` whole-byte values,
+    bare or in ``General{zstd}`` (``split``: also ``ByteStreamSplit`` of them)."""
     general = enc.WhichOneof("compression") == "general"
     if general and PROTO_BY_SCHEME.get("zstd") != enc.general.compression.scheme:
         return None
     inner = enc.general.values if general else enc
+    bss = split and inner.WhichOneof("compression") == "byte_stream_split"
+    if bss:
+        inner = inner.byte_stream_split.values
     if inner.WhichOneof("compression") != "flat" or inner.flat.HasField("data"):
         return None
     b = int(inner.flat.bits_per_value)
-    if b % 8 or b == 0 or b > 64 or (bits is not None and b != bits):
+    if b % 8 or b == 0 or b > 64 or (bits is not None and b != bits) or (bss and b not in (16, 32, 64)):
         return None
-    return b // 8, general
+    return b // 8, general, bss
 
 
-def _take_flat_form(msg) -> tuple[int, bool, bool] | None:
-    """``(value width, values under zstd, levels under zstd)`` when a take of the page's chunks
-    can go through :func:`~lancefile.encodings.kernels.miniblock_take_flat`, else None."""
-    values = _flat_bytes(msg.value_compression)
+def _take_flat_form(msg) -> tuple[int, bool, bool, bool] | None:
+    """``(value width, values under zstd, levels under zstd, values split into byte streams)``
+    when a take of the page's chunks can go through
+    :func:`~lancefile.encodings.kernels.miniblock_take_flat`, else None."""
+    values = _flat_bytes(msg.value_compression, split=True)
     if values is None:
         return None
     zdefs = False
@@ -465,4 +503,39 @@ def _take_flat_form(msg) -> tuple[int, bool, bool] | None:
         if levels is None:
             return None
         zdefs = levels[1]
-    return values[0], values[1], zdefs
+    return values[0], values[1], zdefs, values[2]
+
+
+def _take_lists_form(msg) -> tuple[int, bool, int, object] | None:
+    """``(value bits, values bit packed, repetition width, def levels)`` when a take of the
+    page's chunks can go through :func:`~lancefile.encodings.kernels.miniblock_take_lists`
+    (values InlineBitpacking without inner compression, or whole-byte Flat; levels
+    OutOfLineBitpacking of u16, or def levels an RLE block of u16 runs), else None."""
+
+    def packed_width(enc):
+        if enc.WhichOneof("compression") != "out_of_line_bitpacking":
+            return None
+        ool = enc.out_of_line_bitpacking
+        if ool.uncompressed_bits_per_value != 16 or ool.values.WhichOneof("compression") != "flat":
+            return None
+        return int(ool.values.flat.bits_per_value)
+
+    vc = msg.value_compression
+    kind = vc.WhichOneof("compression")
+    if kind == "inline_bitpacking" and not vc.inline_bitpacking.HasField("values"):
+        bits, packed = int(vc.inline_bitpacking.uncompressed_bits_per_value), True
+    elif kind == "flat" and not vc.flat.HasField("data") and vc.flat.bits_per_value in (8, 16, 32, 64):
+        bits, packed = int(vc.flat.bits_per_value), False
+    else:
+        return None
+    rep_width = packed_width(msg.rep_compression)
+    if rep_width is None:
+        return None
+    def_levels = None
+    if msg.HasField("def_compression"):
+        dc = msg.def_compression
+        rle = dc.WhichOneof("compression") == "rle" and dc.rle.values.flat.bits_per_value == 16
+        def_levels = "rle" if rle else packed_width(dc)
+        if def_levels is None:
+            return None
+    return bits, packed, rep_width, def_levels

@@ -69,6 +69,11 @@ def decode_chunks(dec0, page0, table, ids, row0: np.ndarray, local_rows: np.ndar
     # every chunk's bytes in one buffer: neighbours and near neighbours in one request each
     data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
     positions = None
+    if take and brk is not None and dec0.take_lists is not None:  # a list column's usual chunks: one pass
+        got = dec0._take_lists(data, base, sizes, counts, first_row, brk, rows)
+        if got is not None:
+            rep, defs, row_len, values = got
+            return Decoded(item, brk, first_row, rows, None, rep, defs, row_len, values, True)
     if not dec0.leaf.max_rep:  # entries are values, one per row: known before decoding
         chunk = np.searchsorted(first_row, rows, side="right") - 1
         positions = (np.cumsum(counts) - counts)[chunk] + rows - first_row[chunk]
@@ -95,8 +100,8 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
     ids = np.flatnonzero(chunks_needed(table, local_rows, lens, page_error))
     got = decode_chunks(dec0, page0, table, ids, row0, local_rows, lens, where, take=True)
     rep, defs, entries, values, rows, positions = got.rep, got.defs, got.entries, got.values, got.rows, got.positions
-    if got.taken:  # the values and levels were cut to the rows already: entry i is row i
-        return _taken_part(dec0, page0, defs, values, len(rows), lens, where, resolve)
+    if got.taken:  # the values and levels were cut to the rows already
+        return _taken_part(dec0, page0, rep, defs, values, entries if leaf.max_rep else None, lens, where, resolve)
     if leaf.max_rep:
         try:
             starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, got.first_row, got.brk, rows)
@@ -121,24 +126,34 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
     return part
 
 
-def _taken_part(dec0, page0, defs, values, n: int, lens: np.ndarray, where, resolve) -> PagePart:
-    """:func:`take_rows`' part when the decoder cut the values and levels to the ``n`` rows
-    (a column without lists): what ``select_part`` gives for entries 0..n-1, without spans."""
+def _taken_part(dec0, page0, rep, defs, values, row_len, lens: np.ndarray, where, resolve) -> PagePart:
+    """:func:`take_rows`' part when the decoder cut the values and levels to the rows: what
+    ``select_part`` gives, without spans. ``row_len``: each row's level entries (None: one
+    each, a column without lists)."""
     leaf = dec0.leaf
     arr = values_to_arrow(values, leaf.dtype, page0.where) if not dec0.has_dict else dec0._indices(values, page0)
-    if len(arr) != n or (defs is not None and len(defs) != n):
-        raise CorruptFileError(f"{where}: {len(arr)} values for {n} level entries")
-    part = PagePart(None, defs, arr, n)
+    n = int(lens.sum())
+    n_entries = n if row_len is None else int(row_len.sum())
+    n_visible = n_entries if defs is None else int(np.count_nonzero(defs <= leaf.max_visible))
+    if (defs is not None and len(defs) != n_entries) or (rep is not None and len(rep) != n_entries) \
+            or len(arr) != n_visible:
+        raise CorruptFileError(f"{where}: {len(arr)} values for {n_visible} visible level entries")
+    part = PagePart(rep, defs, arr, n)
     if not dec0.has_dict:
         return part
     row_cuts = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(lens, out=row_cuts[1:])
+    entry_cuts = row_cuts
+    if row_len is not None:
+        entry_cuts = np.zeros(len(row_len) + 1, np.int64)
+        np.cumsum(row_len, out=entry_cuts[1:])
+        entry_cuts = entry_cuts[row_cuts]
     if defs is None:  # every entry holds a value
-        value_cuts = row_cuts
+        value_cuts = entry_cuts
     else:
-        value_cuts = np.zeros(n + 1, np.int64)
+        value_cuts = np.zeros(n_entries + 1, np.int64)
         np.cumsum(defs <= leaf.max_visible, out=value_cuts[1:])
-        value_cuts = value_cuts[row_cuts]
-    part.values = resolve(arr.to_numpy(zero_copy_only=False), value_cuts, row_cuts, defs)
+        value_cuts = value_cuts[entry_cuts]
+    part.values = resolve(arr.to_numpy(zero_copy_only=False), value_cuts, entry_cuts, defs)
     part.validated = True  # gathered from the checked dictionaries
     return part
