@@ -705,3 +705,39 @@ def test_the_checksum_buffer_is_parsed_in_place(tmp_path):
         damaged = raw.copy()
         damaged[len(damaged) // 2] ^= 1
         FileChecksums.parse(damaged, "f.lance")
+
+
+def test_a_take_of_vectors_is_read_packed_and_a_damaged_block_named(tmp_path, monkeypatch):
+    """A take of fixed-width full-zip rows (vectors) from a local file: each request read into a
+    scratch buffer, checked and the rows copied out (read_checked_packed); the rows equal an
+    unchecked take's, and a damaged byte under a taken row is named, never returned."""
+    from lancefile.format import checksums as ck_module
+    from lancefile.format import hashloop
+
+    if not hashloop.hash_loop_available():
+        pytest.skip("no compiled hashing here")
+    rng = np.random.default_rng(4)
+    n, dim = 4_000, 768  # 3 KB rows: full-zip pages
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * dim).astype(np.float32)), dim)
+    t = pa.table({"id": np.arange(n), "v": vec})
+    path = tmp_path / "v.lance"
+    lancefile.write_table(t, path)
+    answered = []
+    real = ck_module.read_checked_packed
+    monkeypatch.setattr(ck_module, "read_checked_packed", lambda *a: answered.append(real(*a)) or answered[-1])
+    idx = np.sort(rng.choice(n, 100, replace=False))  # (a larger take's reads go on two threads, unpacked)
+    got = lancefile.LanceFileReader(path).take_rows(idx).to_table()
+    assert got.equals(t.take(idx)) and got.equals(lancefile.LanceFileReader(path, verify_checksums=False)
+                                                  .take_rows(idx).to_table())
+    assert answered and all(a is not None for a in answered)
+    page = lancefile.LanceFileReader(path).metadata().columns[1].pages[0]
+    data = bytearray(path.read_bytes())
+    row = int(idx[len(idx) // 2])
+    assert row * dim * 4 < page.buffers[0].size  # (the row lies in the first page)
+    data[page.buffers[0].position + row * dim * 4 + 9] ^= 0x40  # inside that row's vector
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(data))
+    answered.clear()
+    with pytest.raises(lancefile.ChecksumError, match="column 1 page 0"):
+        lancefile.LanceFileReader(bad).take_rows(idx).to_table()
+    assert answered and answered[-1] is not None and len(answered[-1][1])  # the packed read found the block

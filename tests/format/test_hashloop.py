@@ -134,18 +134,14 @@ def test_a_checked_read_hashes_a_shared_block_once_and_names_each_damage_once(pa
         assert halved and halved[0] == [(0, 4), (4, 8)]
 
 
-def test_a_local_files_checked_reads_are_one_call_with_the_answers_of_two(path, tmp_path, monkeypatch):
-    """read_checked from a local file reads (pread) and hashes in one compiled call, planned
-    by one more; from memory it reads, then hashes. Both give the same bytes and find the
-    same wrong blocks, segment and grid piece; a file that shrank after it was opened makes
-    the one call read short, and the plain read that follows says so."""
-    from lancefile.errors import LanceIOError
+def _checked_file(seed: int, B: int):
+    """40 blocks of random bytes, 37 and a bit checksummed in blocks of ``B``, two segments and a
+    grid of 50-byte pieces: (raw, covered, block hashes, segment positions, sizes, hashes,
+    (grid position, size, step, piece hashes), Grids, and 60 ranges (starts, lengths) of which
+    the first four lie in the segments, the grid and across the end of the checksummed bytes)."""
     from lancefile.format.grids import Grids, grid_hashes
-    from lancefile.io import InMemorySource
-    from lancefile.localfile import LocalFileSource
 
-    B = 64
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(seed)
     raw = rng.integers(0, 256, 40 * B, dtype=np.uint8).tobytes()
     covered = 37 * B + 5
     blocks = np.array([xxhash.xxh3_64_intdigest(raw[i : min(i + B, covered)]) for i in range(0, covered, B)],
@@ -157,7 +153,22 @@ def test_a_local_files_checked_reads_are_one_call_with_the_answers_of_two(path, 
     grids = Grids.of([(gpos, gsize, gstep, gh)], "f", covered)
     s = rng.integers(0, len(raw) - 100, 60).astype(np.int64)
     n = rng.integers(0, 100, 60).astype(np.int64)
-    s[:4], n[:4] = [3 * B + 6, 6 * B + 2, gpos + 60, covered - 3], [4, 20, 70, 10]  # segments, grid, past covered
+    s[:4], n[:4] = [3 * B + 6, 6 * B + 2, gpos + 60, covered - 3], [4, 20, 70, 10]
+    return raw, covered, blocks, seg_pos, seg_size, seg_hash, (gpos, gsize, gstep, gh), grids, s, n
+
+
+def test_a_local_files_checked_reads_are_one_call_with_the_answers_of_two(path, tmp_path, monkeypatch):
+    """read_checked from a local file reads (pread) and hashes in one compiled call, planned
+    by one more; from memory it reads, then hashes. Both give the same bytes and find the
+    same wrong blocks, segment and grid piece; a file that shrank after it was opened makes
+    the one call read short, and the plain read that follows says so."""
+    from lancefile.errors import LanceIOError
+    from lancefile.format.grids import Grids
+    from lancefile.io import InMemorySource
+    from lancefile.localfile import LocalFileSource
+
+    B = 64
+    raw, covered, blocks, seg_pos, seg_size, seg_hash, (gpos, gsize, gstep, gh), grids, s, n = _checked_file(11, B)
     file = tmp_path / "f.bin"
     file.write_bytes(raw)
     local = LocalFileSource(file)
@@ -192,4 +203,54 @@ def test_a_local_files_checked_reads_are_one_call_with_the_answers_of_two(path, 
         f.truncate(covered - 10)
     with pytest.raises(LanceIOError, match="short read"):
         hashloop.read_checked(local, s, n, 16, covered, B, seg_pos, seg_size, blocks, seg_hash, grids)
+    local.close()
+
+
+def test_packed_checked_reads_give_the_ranges_and_answers_of_read_checked(tmp_path, monkeypatch):
+    """read_checked_packed (each request read into a scratch buffer, checked, its ranges copied
+    out) gives read_checked's ranges back to back and its wrong blocks, segment and grid piece;
+    it declines (None) where read_checked must read: from memory, ranges out of order, a
+    request over its scratch, a file that shrank."""
+    if not hash_loop_available():
+        pytest.skip("no compiled hashing here")
+    from lancefile.format.grids import Grids
+    from lancefile.io import InMemorySource
+    from lancefile.localfile import LocalFileSource
+
+    B = 64
+    raw, covered, blocks, seg_pos, seg_size, seg_hash, (gpos, gsize, gstep, gh), grids, s, n = _checked_file(12, B)
+    order = np.argsort(s, kind="stable")
+    s, n = s[order], n[order]
+    file = tmp_path / "f.bin"
+    file.write_bytes(raw)
+    local = LocalFileSource(file)
+    want = b"".join(raw[a : a + k] for a, k in zip(s.tolist(), n.tolist()))
+
+    def both(blocks=blocks, seg_hash=seg_hash, grids=grids, gap=16):
+        got = hashloop.read_checked_packed(local, s, n, gap, covered, B, seg_pos, seg_size, blocks, seg_hash, grids)
+        data, bad, seg_bad, piece_bad = got
+        assert data.tobytes() == want
+        _, _, bad2, seg2, piece2 = hashloop.read_checked(local, s, n, gap, covered, B, seg_pos, seg_size, blocks,
+                                                         seg_hash, grids)
+        assert (sorted(bad.tolist()), seg_bad, piece_bad) == (sorted(bad2.tolist()), seg2, piece2)
+        return sorted(bad.tolist()), seg_bad, piece_bad
+
+    for gap in (0, 16, 4096):  # requests of one range each, some, all
+        assert both(gap=gap) == ([], -1, -1)
+    wrong = blocks.copy()
+    wrong[[0, 5, 36]] ^= np.uint64(1)
+    assert both(blocks=wrong)[0] != []
+    assert both(seg_hash=seg_hash ^ np.uint64(1))[1] == 0
+    bad_piece = gh.copy()
+    bad_piece[1] ^= np.uint32(1)
+    assert both(grids=Grids.of([(gpos, gsize, gstep, bad_piece)], "f", covered))[2] == 1
+    args = (covered, B, seg_pos, seg_size, blocks, seg_hash, grids)
+    assert hashloop.read_checked_packed(InMemorySource(raw), s, n, 16, *args) is None
+    assert hashloop.read_checked_packed(local, s[::-1].copy(), n[::-1].copy(), 16, *args) is None
+    monkeypatch.setattr(hashloop, "PACKED_REQUEST_BYTES", 32)
+    assert hashloop.read_checked_packed(local, s, n, 16, *args) is None
+    monkeypatch.undo()
+    with open(file, "r+b") as f:
+        f.truncate(covered - 10)
+    assert hashloop.read_checked_packed(local, s, n, 16, *args) is None
     local.close()

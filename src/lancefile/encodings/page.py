@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import CorruptFileError
 from ..format.container import BufferRef, ColumnInfo, FileLayout, PageInfo
-from ..io import read_into
+from ..io import read_into, read_packed
 
 # ranges from which :meth:`PageData.read_into` hands a source that has ``read_many_into`` all of
 # them in one call (fewer: a Python loop, which costs less than the call)
@@ -106,6 +106,18 @@ class PageData:
                 raise self.error(f"needs bytes [{start}, {start + length}) of a {ref.size}-byte buffer")
             refs.append((ref.position + start, length))
         return self.layout.source.read_many(refs)
+
+    def read_packed(self, buffer, starts, lengths) -> np.ndarray:
+        """Byte ranges (int arrays) of a buffer, checked against it, back to back
+        (:func:`~lancefile.io.read_packed`: a checksummed local file checks each request in a
+        small buffer and copies the ranges out)."""
+        ref = self.ref(buffer)
+        s, n = np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+        bad = (s < 0) | (n < 0) | (s > ref.size - n)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self.error(f"needs bytes [{int(s[i])}, {int(s[i]) + int(n[i])}) of a {ref.size}-byte buffer")
+        return read_packed(self.layout.source, s + ref.position, n)
 
     def read_into(self, buffer, starts, lengths, out: np.ndarray) -> None:
         """Read byte ranges (arrays or lists) of a buffer back to back into ``out``, one request

@@ -83,9 +83,9 @@ import numpy as np
 import xxhash
 
 from ..errors import ChecksumError, CorruptFileError
-from ..io import _BaseSource, fetch_spans, inherit, read_into
+from ..io import _BaseSource, fetch_spans, inherit, pack_spans, read_into
 from .grids import Grids, pack_grids
-from .hashloop import hash_ranges, read_checked
+from .hashloop import hash_ranges, read_checked, read_checked_packed
 
 __all__ = ["MAGIC", "BLOCK_BYTES", "SPAN_BLOCKS", "HEADER", "FileChecksums", "ChecksummedSource", "BlockHasher",
            "NewerChecksums", "build_buffer", "buffer_size", "block_hashes", "hash_bytes", "hash_pieces",
@@ -569,13 +569,34 @@ class ChecksummedSource(_BaseSource):
         data, at, bad, seg_bad, piece_bad = read_checked(self.inner, s, n, gap, ck.covered, ck.block_size,
                                                          ck._small_pos, ck._small_size, ck._blocks, ck._small_hash,
                                                          ck.grids)
+        self._raise(bad, seg_bad, piece_bad)
+        return data, at
+
+    def read_packed(self, s: np.ndarray, n: np.ndarray, gap: int) -> np.ndarray:
+        """:func:`~lancefile.io.read_packed` of checked int64 ranges: from a local file, each
+        request read into a small buffer, checked and its ranges copied out
+        (:func:`~lancefile.format.hashloop.read_checked_packed`); else :meth:`read_spans`,
+        packed."""
+        ck = self.checksums
+        got = None
+        if int(n.max()) < _BATCH_SPAN_BYTES:
+            got = read_checked_packed(self.inner, s, n, gap, ck.covered, ck.block_size, ck._small_pos, ck._small_size,
+                                      ck._blocks, ck._small_hash, ck.grids)
+        if got is None:
+            data, at = self.read_spans(s, n, gap)
+            return pack_spans(data, at, n)
+        data, bad, seg_bad, piece_bad = got
+        self._raise(bad, seg_bad, piece_bad)
+        return data
+
+    def _raise(self, bad, seg_bad: int, piece_bad: int) -> None:
+        ck = self.checksums
         if len(bad):
-            ck._fail(bad, self.describe)
+            ck._fail(np.unique(bad), self.describe)
         if seg_bad >= 0:
             ck._fail_segment(seg_bad, self.describe)
         if piece_bad >= 0:
             ck.grids.fail(piece_bad, self.describe)
-        return data, at
 
     def read_into(self, offset: int, out: memoryview) -> None:
         ck = self.checksums

@@ -44,19 +44,25 @@ def _chunk(rep: np.ndarray, defs: np.ndarray | None, values: np.ndarray, def_lev
 
 
 def _layout(rep, defs, values, cuts, def_levels="rle", packed=True):
-    """Chunks cut at entries ``cuts``: (raw, base, ends, counts, first_row)."""
+    """Chunks cut at entries ``cuts``: (raw, base, ends, counts, first_row, completed, partial),
+    the last two each chunk's repetition index entry (rows that end in it; entries of the row
+    it ends inside)."""
     visible = np.ones(len(rep), bool) if defs is None else defs <= MAX_VISIBLE
     value_at = np.concatenate([[0], np.cumsum(visible)])
     starts = np.concatenate([[0], np.cumsum(rep == MAX_REP)])  # row starts before each entry
-    blobs, counts, first_row = [], [], []
+    last = np.append(np.flatnonzero(rep == MAX_REP)[1:], len(rep)) - 1  # each row's last entry
+    blobs, counts, first_row, completed, partial = [], [], [], [], []
     for a, b in zip(cuts[:-1], cuts[1:]):
         blobs.append(_chunk(rep[a:b], None if defs is None else defs[a:b], values[value_at[a] : value_at[b]],
                             def_levels, packed))
         counts.append(value_at[b] - value_at[a])
         first_row.append(starts[a] - (1 if a < len(rep) and rep[a] != MAX_REP else 0))
+        ended = last[(last >= a) & (last < b)]
+        completed.append(len(ended))
+        partial.append(0 if b == len(rep) or rep[b] == MAX_REP else b - (int(ended[-1]) + 1 if len(ended) else a))
     base = np.cumsum([0] + [len(x) for x in blobs])
     return (np.frombuffer(b"".join(blobs), np.uint8), base[:-1], base[1:], np.array(counts, np.int64),
-            np.array(first_row, np.int64))
+            np.array(first_row, np.int64), np.array(completed, np.int64), np.array(partial, np.int64))
 
 
 def _rows(data, n_rows: int, has_def: bool):
@@ -89,12 +95,12 @@ def test_taken_rows_are_the_chunks_own(data, has_def, def_levels, packed):
         return
     inner = sorted(set(data.draw(st.lists(st.integers(1, len(rep) - 1), max_size=6)))) if len(rep) > 1 else []
     cuts = np.array([0, *inner, len(rep)])  # chunks may open mid-row
-    raw, base, ends, counts, first_row = _layout(rep, defs, values, cuts, def_levels, packed)
+    raw, base, ends, counts, first_row, completed, partial = _layout(rep, defs, values, cuts, def_levels, packed)
     wanted = np.array(sorted(data.draw(st.sets(st.integers(0, len(row_at) - 1), min_size=1))), np.int64)
     brk = np.zeros(len(base), bool)
     brk[0] = True
-    got = miniblock_take_lists(raw, base, ends, counts, first_row, brk, wanted, MAX_REP, MAX_VISIBLE, 2, LUT, 1,
-                               def_levels if has_def else None, 64, packed)
+    got = miniblock_take_lists(raw, base, ends, counts, first_row, brk, completed, partial, wanted, MAX_REP,
+                               MAX_VISIBLE, 2, LUT, 1, def_levels if has_def else None, 64, packed)
     assert got is not None
     out_rep, out_def, row_len, out_vals = got
     ends_of = np.append(row_at[1:], len(rep))
@@ -118,9 +124,10 @@ def _usual(def_levels="rle", packed=True):
     return _layout(rep, defs, values, np.array([0, 3, 8]), def_levels, packed)
 
 
-def _take(raw, base, ends, counts, first_row, wanted=(1, 2), lut=LUT, bits=64, def_levels="rle", packed=True):
-    return miniblock_take_lists(raw, base, ends, counts, first_row, np.array([True, False]), np.array(wanted), MAX_REP,
-                                MAX_VISIBLE, 2, lut, 1, def_levels, bits, packed)
+def _take(raw, base, ends, counts, first_row, completed, partial, wanted=(1, 2), lut=LUT, bits=64, def_levels="rle",
+          packed=True):
+    return miniblock_take_lists(raw, base, ends, counts, first_row, np.array([True, False]), completed, partial,
+                                np.array(wanted), MAX_REP, MAX_VISIBLE, 2, lut, 1, def_levels, bits, packed)
 
 
 def test_a_run_of_chunks_ends_its_open_row():
@@ -129,10 +136,11 @@ def test_a_run_of_chunks_ends_its_open_row():
     rep = np.array([1, 0, 1, 0, 0, 0, 1], np.uint16)
     defs = np.zeros(7, np.uint16)
     values = np.arange(10, 17, dtype=np.uint64)
-    raw, base, ends, counts, first_row = _layout(rep, defs, values, np.array([0, 2, 4, 7]))
+    raw, base, ends, counts, first_row, completed, partial = _layout(rep, defs, values, np.array([0, 2, 4, 7]))
     keep = np.array([0, 2])
     got = miniblock_take_lists(raw, base[keep], ends[keep], counts[keep], first_row[keep], np.array([True, True]),
-                               np.array([0, 2]), MAX_REP, MAX_VISIBLE, 2, LUT, 1, "rle", 64, True)
+                               completed[keep], partial[keep], np.array([0, 2]), MAX_REP, MAX_VISIBLE, 2, LUT, 1, "rle",
+                               64, True)
     assert got[2].tolist() == [2, 1]
     assert got[3].view(np.uint64).tolist() == [10, 11, 16]
 
@@ -150,12 +158,12 @@ DAMAGES = {"chunk past the bytes": 1, "short chunk": 2, "long chunk": 2, "odd re
            "def block short": 5, "def values count negative": 8, "def values odd": 9, "def values too long": 9,
            "def run lengths cut": 10, "def runs short": 6, "def above the table": 7, "values miscounted": 20,
            "width above T": 25, "groups short": 26, "bytes left over": 27, "a chunk not of the form": 27,
-           "row not there": 28, "row past the chunks": 29}
+           "row not there": 28, "row past the chunks": 29, "a row start added": 31, "a row start dropped": 31}
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 def test_out_of_the_usual_form_goes_the_general_way(damage, monkeypatch):
-    raw, base, ends, counts, first_row = _usual()
+    raw, base, ends, counts, first_row, completed, partial = _usual()
     raw, ends, counts, first_row = raw.copy(), ends.copy(), counts.copy(), first_row.copy()
     kw = {}
     header = 8  # u16 levels, rep size, def size, value size
@@ -209,8 +217,12 @@ def test_out_of_the_usual_form_goes_the_general_way(damage, monkeypatch):
         kw["wanted"] = (1, 9)
     elif damage == "a chunk not of the form":
         kw["bits"] = 32
+    elif damage == "a row start added":  # a continuing level made a row start: one row more ends
+        raw[header + 2] = 1  # (three levels: raw u16 words, the second)
+    elif damage == "a row start dropped":
+        raw[header + 4] = 0
     codes = _code(monkeypatch)
-    assert _take(raw, base, ends, counts, first_row, **kw) is None
+    assert _take(raw, base, ends, counts, first_row, completed, partial, **kw) is None
     assert codes == [DAMAGES[damage]]
 
 
@@ -229,7 +241,7 @@ PACKED_DAMAGES = {"def size odd": 13, "def above the table": 7, "flat values sho
 
 @pytest.mark.parametrize("damage", sorted(PACKED_DAMAGES))
 def test_packed_levels_and_flat_values_out_of_form(damage, monkeypatch):
-    raw, base, ends, counts, first_row = _usual(2, False)
+    raw, base, ends, counts, first_row, completed, partial = _usual(2, False)
     raw, counts = raw.copy(), counts.copy()
     kw = {"def_levels": 2, "packed": False}
     if damage == "def size odd":  # not whole u16 words (the padding hides it from the chunk's size)
@@ -237,13 +249,13 @@ def test_packed_levels_and_flat_values_out_of_form(damage, monkeypatch):
     elif damage == "def above the table":
         kw["lut"] = np.arange(2)
     else:  # the chunk's flat values cover fewer than it counts
-        raw, base, ends, _, first_row = _layout(np.array([1, 0, 1, 0, 1, 0, 1, 1], np.uint16),
+        raw, base, ends, _, first_row, completed, partial = _layout(np.array([1, 0, 1, 0, 1, 0, 1, 1], np.uint16),
                                                 np.array([0, 0, 0, 0, 1, 0, 2, 0], np.uint16),
                                                 np.array([5, 6, 7, 8, 9, 10], np.uint64)[:5], np.array([0, 3, 8]),
                                                 2, False)
         counts = np.array([3, 3])
     codes = _code(monkeypatch)
-    assert _take(raw, base, ends, counts, first_row, **kw) is None
+    assert _take(raw, base, ends, counts, first_row, completed, partial, **kw) is None
     assert codes == [PACKED_DAMAGES[damage]]
 
 
@@ -317,3 +329,29 @@ def test_a_damaged_chunk_is_named_by_the_general_path(nested_files, tmp_path):
     bad.write_bytes(bytes(data))
     with pytest.raises(lancefile.CorruptFileError):
         lancefile.LanceFileReader(bad).take_rows(np.array([0, 1, 2, 5000])).to_table()
+
+
+@pytest.mark.parametrize("way", ["fast", "general", "range"])
+@pytest.mark.parametrize("pages", ["one", "many"])
+def test_a_moved_row_start_is_named_not_read_as_shifted_rows(nested_files, tmp_path, monkeypatch, way, pages):
+    """One repetition level flipped in a chunk of pylance's file (no checksums): its levels end
+    another number of rows than the repetition index says. A take (through the kernel, or the
+    general way) and a range read name the chunk; without the check the general way numbered
+    every later row off by one and returned them."""
+    t, paths = nested_files
+    data = bytearray(paths[1].read_bytes())
+    page = lancefile.LanceFileReader(paths[1]).metadata().columns[1].pages[0]
+    at = page.buffers[1].position  # the first chunk: u16 levels, rep size, def size, u32 value size (16 bytes)
+    levels, rep_size = struct.unpack_from("<HH", data, at)
+    assert levels > 64 and rep_size >= 8
+    data[at + 16 + 4] ^= 1  # one level of the packed repetition: a row start made or unmade
+    bad = tmp_path / "bad.lance"
+    bad.write_bytes(bytes(data))
+    if way == "general":
+        monkeypatch.setattr(mini_block.MiniBlockPage, "_take_lists", lambda self, *a: None)
+    reader = lancefile.LanceFileReader(bad)
+    with pytest.raises(lancefile.CorruptFileError, match="repetition index"):
+        if way == "range":
+            reader.read_range(0, 50).to_table()
+        else:
+            reader.take_rows(np.array([0, 1, 2, 40] + ([t.num_rows - 1] if pages == "many" else []))).to_table()

@@ -12,7 +12,8 @@ their values are unpacked, each straight from its packed words.
 
 Every touched chunk is checked as the general way checks it (header and buffers, the
 levels' framing, every def level against the page's table, the value groups' widths and
-sizes, one value for each visible entry). It never raises on the bytes: anything out of
+sizes, one value for each visible entry, the rows its levels end against its repetition
+index entry). It never raises on the bytes: anything out of
 that form returns None, and the caller decodes the chunks the general way, which says what
 is wrong and where.
 
@@ -27,7 +28,8 @@ levels, u64 values at 4 bits), row 1 taken::
     >>> head = np.array([3, len(rep), len(vals), 0], np.uint16).view(np.uint8)  # levels, sizes, pad
     >>> chunk = np.concatenate([head, rep, vals])
     >>> got = miniblock_take_lists(chunk, np.array([0]), np.array([len(chunk)]), np.array([3]), np.array([0]),
-    ...                            np.array([True]), np.array([1]), 1, 0, 2, np.array([0]), 1, None, 64, True)
+    ...                            np.array([True]), np.array([2]), np.array([0]), np.array([1]), 1, 0, 2, np.array([0]),
+    ...                            1, None, 64, True)
     >>> rep_out, defs_out, row_len, values = got
     >>> rep_out.tolist(), defs_out, row_len.tolist(), values.view(np.uint64).tolist()
     ([1], None, [1], [9])
@@ -166,9 +168,9 @@ def _chunk_levels(raw, q, end, def_kind, def_w, word, rep_w, lut, scr_words, scr
 
 
 @_Kernel
-def _k_take_lists(raw, base, ends, counts, first_row, run_break, wanted, max_rep, max_visible, def_kind, def_w, word,
-                  T, packed, rep_w, lut, scr_words, scr_rep, scr_def, gstart, gwidth, out_rep, out_def, out_vals,
-                  row_len):
+def _k_take_lists(raw, base, ends, counts, first_row, run_break, completed, partial, wanted, max_rep, max_visible,
+                  def_kind, def_w, word, T, packed, rep_w, lut, scr_words, scr_rep, scr_def, gstart, gwidth, out_rep,
+                  out_def, out_vals, row_len):
     # Returns (code, entries out, values out): code -1 when every wanted row was taken, else
     # >= 0 (the general way decodes the chunks and names what is wrong).
     K = wanted.shape[0]
@@ -194,6 +196,15 @@ def _k_take_lists(raw, base, ends, counts, first_row, run_break, wanted, max_rep
                     visible += 1
         if visible != counts[ci]:
             return 20, 0, 0
+        # the rows that end here, by the levels, as the repetition index says: a row start but
+        # the last (when the chunk ends inside a row), and the row it opens inside
+        starts = 0
+        for e in range(n):
+            if scr_rep[e] == max_rep:
+                starts += 1
+        opens_inside = 1 if n > 0 and scr_rep[0] != max_rep else 0
+        if starts + opens_inside - (1 if partial[ci] > 0 else 0) != completed[ci]:
+            return 31, 0, 0
         if not packed:  # Flat values: the buffer holds them all
             if vsz < counts[ci] * nb:
                 return 21, 0, 0
@@ -263,8 +274,8 @@ def _k_take_lists(raw, base, ends, counts, first_row, run_break, wanted, max_rep
     return -1, ne, nv
 
 
-def miniblock_take_lists(raw, base, ends, counts, first_row, run_break, wanted, max_rep: int, max_visible: int,
-                         word: int, lut, rep_width: int, def_levels, bits: int, packed: bool):
+def miniblock_take_lists(raw, base, ends, counts, first_row, run_break, completed, partial, wanted, max_rep: int,
+                         max_visible: int, word: int, lut, rep_width: int, def_levels, bits: int, packed: bool):
     """``(rep, defs, entries a row, values)`` of the sorted rows ``wanted`` (numbered from the
     column's start) of the mini-block chunks ``raw[base[c]:ends[c]]`` of a list column
     (``word``-byte value buffer sizes): repetition levels OutOfLineBitpacking of u16 at
@@ -272,15 +283,17 @@ def miniblock_take_lists(raw, base, ends, counts, first_row, run_break, wanted, 
     block of u16 runs) or a width (OutOfLineBitpacking of u16), mapped through ``lut``; one
     value buffer holding ``counts[c]`` values of ``bits`` bits, InlineBitpacking when
     ``packed``, else Flat. ``first_row[c]``: the rows ended before chunk c;
-    ``run_break[c]``: chunk c does not follow its predecessor in its page. ``defs`` is None
+    ``run_break[c]``: chunk c does not follow its predecessor in its page; ``completed[c]``
+    and ``partial[c]``: its repetition index entry (rows that end in it, entries of the row
+    it ends inside), which its levels must agree with. ``defs`` is None
     when the page has no def levels or its table maps every level to 0; ``values`` are the
     visible entries' (``bits`` wide, as bytes). None when the chunks are not of that form:
     decode them the general way."""
     def_kind, def_width = (0, 0) if def_levels is None else (1, 0) if def_levels == "rle" else (2, int(def_levels))
     if bits not in (8, 16, 32, 64) or not 0 <= rep_width <= 16 or not 0 <= def_width <= 16:
         return None
-    base, ends, counts, first_row, wanted = (np.ascontiguousarray(x, np.int64)
-                                             for x in (base, ends, counts, first_row, wanted))
+    base, ends, counts, first_row, completed, partial, wanted = (
+        np.ascontiguousarray(x, np.int64) for x in (base, ends, counts, first_row, completed, partial, wanted))
     lut16 = np.ascontiguousarray(lut, np.uint16)
     run_break = np.ascontiguousarray(run_break, np.bool_)
     raw = _byte_view(raw)
@@ -290,7 +303,7 @@ def miniblock_take_lists(raw, base, ends, counts, first_row, run_break, wanted, 
     guess = 16 * len(wanted) + 1024
     for room, values in ((guess, min(guess, int(counts.sum()))), (_MAX_LEVELS * len(base), int(counts.sum()))):
         out_rep, out_def, out_vals = np.empty(room, np.uint16), np.empty(room, np.uint16), np.empty(values, np.uint64)
-        code, ne, nv = _k_take_lists(raw, base, ends, counts, first_row, run_break, wanted, int(max_rep),
+        code, ne, nv = _k_take_lists(raw, base, ends, counts, first_row, run_break, completed, partial, wanted, int(max_rep),
                                      int(max_visible), def_kind, def_width, int(word), int(bits), bool(packed),
                                      int(rep_width), lut16, *scratch, out_rep, out_def, out_vals, row_len)
         if code != 30:

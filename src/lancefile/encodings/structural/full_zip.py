@@ -127,8 +127,8 @@ class FullZipPage(PageLayoutBase):
         if len(ranges) == 1:
             start, length = ranges[0]
             return np.frombuffer(page.read_range(_DATA, start, length), np.uint8)
-        blocks = page.read_ranges(_DATA, ranges)
-        return np.frombuffer(b"".join(blocks), np.uint8)
+        pairs = np.array(ranges, np.int64).reshape(-1, 2)
+        return page.read_packed(_DATA, pairs[:, 0], pairs[:, 1])
 
     def split_fixed_rows(self, rows: np.ndarray, where: str) -> tuple[np.ndarray | None, np.ndarray]:
         """``(def levels or None, values)`` of fixed-size rows (one a row: ``rows`` is

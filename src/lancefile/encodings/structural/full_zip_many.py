@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import CorruptFileError
-from ...io import read_spans
+from ...io import read_packed, read_spans
 from .. import kernels
 from ..compressive import decode_fixed_values, decode_variable_spans_many
 from ..compressive.values import Var
@@ -57,8 +57,7 @@ def take_pages(items: list) -> PagePart:
     if not dec0.has_index:
         return _fixed_rows(items, rows, item, per, data_pos, data_size, where)
     starts, lengths = _row_ranges(items, rows, item, data_size, source)
-    data, at = read_spans(source, data_pos[item] + starts, lengths)
-    data = kernels.gather_bytes(data, at, lengths)  # the rows back to back, without the gaps between them
+    data = read_packed(source, data_pos[item] + starts, lengths)  # the rows back to back, without the gaps
     page_bytes = np.concatenate([[0], np.cumsum(np.bincount(item, lengths, minlength=n).astype(np.int64))])
     return _decode_rows(items, data, page_bytes, len(rows), where)
 
@@ -125,9 +124,7 @@ def _fixed_rows(items: list, rows: np.ndarray, item: np.ndarray, per: np.ndarray
         raise items[k][1].error(f"{int(data_size[k])} bytes of full-zip items for {int(page_rows[k])} rows of "
                                 f"{stride} bytes")
     lengths = np.full(len(rows), stride, np.int64)
-    data, at = read_spans(page0.layout.source, data_pos[item] + rows * stride, lengths)
-    if not np.array_equal(at, np.arange(len(rows), dtype=np.int64) * stride):  # gaps read between rows
-        data = kernels.gather_bytes(data, at, lengths)
+    data = read_packed(page0.layout.source, data_pos[item] + rows * stride, lengths)  # the rows back to back
     defs, block = dec0.split_fixed_rows(data[: len(rows) * stride].reshape(len(rows), stride), where)
     encodings = [dec.msg.value_compression for dec, *_ in items]
     if all(e == encodings[0] for e in encodings[1:]):

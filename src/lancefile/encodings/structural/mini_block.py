@@ -41,7 +41,7 @@ from ..selection import Selection
 from .base import EntrySpans, Leaf, PageLayoutBase, PagePart, message_key, select_part, values_to_arrow
 from .mini_block_many import (_DATA, _DICT, _META, KEEP_DICTIONARY_BYTES, MAX_CHUNK_VALUES, MAX_PAGE_ITEMS,
                               PendingChunks, read_columns, take_pages)
-from .repdef import def_mapping, map_defs
+from .repdef import def_mapping, map_defs, row_start_mismatch
 
 __all__ = ["MiniBlockPage"]
 
@@ -196,7 +196,8 @@ class MiniBlockPage(PageLayoutBase):
         data, base = self._fetch(page, chunk_ids, offsets, sizes)
         if not sel.is_range and self.take_lists is not None and completed is not None:  # one compiled pass
             got = self._take_lists(data, base, sizes[chunk_ids], counts[chunk_ids],
-                                   (np.cumsum(completed) - completed)[chunk_ids], _run_breaks(chunk_ids), sel.indices)
+                                   (np.cumsum(completed) - completed)[chunk_ids], _run_breaks(chunk_ids),
+                                   completed[chunk_ids], partial[chunk_ids], sel.indices)
             if got is not None:
                 rep, defs, _, values = got
                 if not self.has_dict:
@@ -210,6 +211,11 @@ class MiniBlockPage(PageLayoutBase):
             positions = self._spans(sel, chunk_ids, None, counts[chunk_ids], counts, completed).starts
         rep, defs, entries, values, taken = self._decode(page, data, base, sizes[chunk_ids], counts[chunk_ids],
                                                          positions)
+        if rep is not None and completed is not None:
+            k = row_start_mismatch(rep, self.leaf.max_rep, entries, completed[chunk_ids], partial[chunk_ids])
+            if k >= 0:
+                raise page.error(f"the levels of chunk {int(chunk_ids[k])} end other rows than its repetition "
+                                 f"index says ({int(completed[chunk_ids[k]])})")
         if taken:
             spans = EntrySpans(np.zeros(1, np.int64), np.array([sel.count], np.int64))
         else:
@@ -372,13 +378,15 @@ class MiniBlockPage(PageLayoutBase):
         values = decode_miniblock(self.msg.value_compression, chunks)
         return rep, defs, entries, values, False
 
-    def _take_lists(self, data, base, sizes, counts, first_row, run_break, rows):
+    def _take_lists(self, data, base, sizes, counts, first_row, run_break, completed, partial, rows):
         """A take's rows out of chunks of the usual list form (:attr:`take_lists`) in one compiled
         pass: ``(rep, defs, entries a row, values)`` of the sorted rows ``rows`` (numbered
-        from the column's start, ``first_row[c]`` rows ended before chunk c). None when the
-        chunks are not of that form: :meth:`_decode` decodes them and names what is wrong."""
+        from the column's start, ``first_row[c]`` rows ended before chunk c; ``completed``,
+        ``partial``: the chunks' repetition index entries). None when the chunks are not of
+        that form: :meth:`_decode` decodes them and names what is wrong."""
         bits, packed, rep_width, def_levels = self.take_lists
-        got = kernels.miniblock_take_lists(data, base, base + sizes, counts, first_row, run_break, rows,
+        got = kernels.miniblock_take_lists(data, base, base + sizes, counts, first_row, run_break, completed, partial,
+                                           rows,
                                            self.leaf.max_rep, self.leaf.max_visible, self.word, self.lut, rep_width,
                                            def_levels, bits, packed)
         if got is None:

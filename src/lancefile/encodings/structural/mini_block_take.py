@@ -17,6 +17,7 @@ from ...errors import ChecksumError, CorruptFileError
 from ...io import read_spans
 from .. import kernels
 from .base import EntrySpans, PagePart, relocated, select_part, values_to_arrow
+from .repdef import row_start_mismatch
 
 __all__ = ["Decoded", "chunks_needed", "decode_chunks", "take_rows"]
 
@@ -70,7 +71,7 @@ def decode_chunks(dec0, page0, table, ids, row0: np.ndarray, local_rows: np.ndar
     data, base = read_spans(page0.layout.source, table.data_at[item] + table.offsets[ids], sizes)
     positions = None
     if take and brk is not None and dec0.take_lists is not None:  # a list column's usual chunks: one pass
-        got = dec0._take_lists(data, base, sizes, counts, first_row, brk, rows)
+        got = dec0._take_lists(data, base, sizes, counts, first_row, brk, table.ended[ids], table.partial[ids], rows)
         if got is not None:
             rep, defs, row_len, values = got
             return Decoded(item, brk, first_row, rows, None, rep, defs, row_len, values, True)
@@ -103,6 +104,11 @@ def take_rows(dec0, page0, table, row0: np.ndarray, wanted: list, where, page_er
     if got.taken:  # the values and levels were cut to the rows already
         return _taken_part(dec0, page0, rep, defs, values, entries if leaf.max_rep else None, lens, where, resolve)
     if leaf.max_rep:
+        k = row_start_mismatch(rep, leaf.max_rep, entries, table.ended[ids], table.partial[ids])
+        if k >= 0:
+            raise page_error(int(got.item[k]), f"the levels of chunk {int(ids[k] - table.chunk_bounds[got.item[k]])} "
+                                               f"end other rows than its repetition index says "
+                                               f"({int(table.ended[ids[k]])})")
         try:
             starts, lengths = kernels.row_spans(rep, leaf.max_rep, entries, got.first_row, got.brk, rows)
         except ValueError as exc:

@@ -48,7 +48,7 @@ import numpy as np
 from ...errors import CorruptFileError
 from .. import kernels
 
-__all__ = ["Layer", "ITEM", "LIST", "canonical_defs", "canonical_base", "unravel", "Unraveled", "LayerLevels",
+__all__ = ["Layer", "ITEM", "LIST", "canonical_defs", "row_start_mismatch", "canonical_base", "unravel", "Unraveled", "LayerLevels",
            "is_list_layer", "max_visible_def", "page_max_visible", "def_mapping", "map_defs"]
 
 
@@ -149,6 +149,34 @@ def map_defs(defs: np.ndarray | None, lut: np.ndarray, where: str) -> np.ndarray
         return kernels.map_levels(defs, lut)  # checks every level against the table as it maps
     except ValueError as exc:
         raise CorruptFileError(f"{where}: {exc}") from None
+
+
+def row_start_mismatch(rep: np.ndarray, max_rep: int, entries: np.ndarray, completed: np.ndarray,
+                       partial: np.ndarray) -> int:
+    """The first of chunks decoded back to back (``entries`` level entries each) whose levels
+    end another number of rows than its repetition index entry says (``completed``; a chunk
+    with ``partial`` > 0 ends inside a row), or -1. The rows a chunk's levels end: its row
+    starts, but the last when it ends inside a row, and the row it opens inside. A damaged
+    level that moves, adds or drops a row start is caught here: without it, the rows after
+    the chunk would be numbered off by one, silently.
+
+    Example: rows ``[a, b] [c | d]`` cut into chunks of 3 and 1 entries::
+
+        >>> row_start_mismatch(np.array([1, 0, 1, 0]), 1, np.array([3, 1]), np.array([1, 1]), np.array([1, 0]))
+        -1
+        >>> row_start_mismatch(np.array([1, 1, 1, 0]), 1, np.array([3, 1]), np.array([1, 1]), np.array([1, 0]))
+        0
+    """
+    cuts = np.zeros(len(entries) + 1, np.int64)
+    np.cumsum(entries, out=cuts[1:])
+    is_start = np.asarray(rep) == max_rep
+    seen = np.zeros(len(is_start) + 1, np.int64)
+    np.cumsum(is_start, out=seen[1:])
+    ends = seen[cuts[1:]] - seen[cuts[:-1]]
+    filled = np.flatnonzero(np.asarray(entries) > 0)
+    ends[filled] += ~is_start[cuts[filled]]
+    bad = np.flatnonzero(ends - (np.asarray(partial) > 0) != completed)
+    return int(bad[0]) if len(bad) else -1
 
 
 def canonical_defs(defs: np.ndarray | None, layers: list[int], shape: list[str], where: str) -> np.ndarray | None:
