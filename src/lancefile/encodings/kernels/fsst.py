@@ -380,10 +380,38 @@ def _grown(buf, used: int, size: int):
     return grown
 
 
+@_Kernel
+def _k_parse_tables(raw, magic, symbols, lengths, n, compressed):
+    # Table t (raw[t]): header u64 (magic in its high 32 bits, the symbol count in its low
+    # byte, the switch bit at 24), n symbols of 8 bytes, then their lengths, a byte each.
+    # Returns (0, -1); (1, the first table with a bad magic); or (2, the first compressing
+    # table with a symbol length outside 1..8).
+    k = raw.shape[0]
+    for t in range(k):
+        header = np.uint64(0)
+        for b in range(8):
+            header |= np.uint64(raw[t, b]) << np.uint64(8 * b)
+        if (header >> np.uint64(32)) != np.uint64(magic):
+            return 1, t
+        n[t] = np.int64(header & np.uint64(0xFF))
+        compressed[t] = (header >> np.uint64(24)) & np.uint64(1) == np.uint64(1)
+    for t in range(k):
+        m = n[t]
+        for j in range(m):
+            v = np.uint64(0)
+            for b in range(8):
+                v |= np.uint64(raw[t, 8 + 8 * j + b]) << np.uint64(8 * b)
+            symbols[t, j] = v
+            lengths[t, j] = raw[t, 8 + 8 * m + j]
+            if compressed[t] and (lengths[t, j] < 1 or lengths[t, j] > 8):
+                return 2, t
+    return 0, -1
+
+
 def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Parse many symbol tables at once (e.g. every page's of a take): ``(symbols (k, 256)
     u64, lengths (k, 256) int64, symbol counts (k,), compressed (k,) bool)``, unused slots
-    zero. :func:`fsst_parse_symbol_table` of each, with numpy over all of them.
+    zero. :func:`fsst_parse_symbol_table` of each, in one compiled pass over all of them.
 
     Example::
 
@@ -398,21 +426,15 @@ def fsst_parse_symbol_tables(tables) -> tuple[np.ndarray, np.ndarray, np.ndarray
         raise CorruptFileError(f"FSST symbol table {bad[0]} has {raws[bad[0]].size} bytes, "
                                f"expected {FSST_SYMBOL_TABLE_SIZE}")
     raw = np.stack(raws) if raws else np.zeros((0, FSST_SYMBOL_TABLE_SIZE), np.uint8)
-    header = raw[:, :8].copy().view("<u8")[:, 0]
-    wrong = np.flatnonzero(header >> np.uint64(32) != _FSST_MAGIC)
-    if len(wrong):
-        raise CorruptFileError(f"FSST symbol table {int(wrong[0])} has a bad magic "
-                               f"(header {int(header[wrong[0]]):#018x})")
-    n = (header & np.uint64(0xFF)).astype(np.int64)
-    compressed = (header >> np.uint64(24) & np.uint64(1)).astype(bool)
-    used = np.arange(256)[None, :] < n[:, None]
-    symbols = np.where(used, raw[:, 8 : 8 + 8 * 256].copy().view("<u8"), np.uint64(0))
-    # the lengths follow the n symbols: bytes 8 + 8n + j (at most 2,303 with n <= 255)
-    at = 8 + 8 * n[:, None] + np.arange(256)[None, :]
-    lengths = np.where(used, np.take_along_axis(raw, at, axis=1), 0).astype(np.int64)
-    out = np.flatnonzero(compressed & np.any(used & ((lengths < 1) | (lengths > 8)), axis=1))
-    if len(out):
-        raise CorruptFileError(f"FSST symbol table {int(out[0])} has a symbol length outside 1..8")
+    k = len(raws)
+    symbols, lengths = np.zeros((k, 256), np.uint64), np.zeros((k, 256), np.int64)
+    n, compressed = np.zeros(k, np.int64), np.zeros(k, bool)
+    code, bad = _k_parse_tables(raw, _FSST_MAGIC, symbols, lengths, n, compressed)
+    if code == 1:
+        header = int(raw[bad, :8].view("<u8")[0])
+        raise CorruptFileError(f"FSST symbol table {bad} has a bad magic (header {header:#018x})")
+    if code == 2:
+        raise CorruptFileError(f"FSST symbol table {bad} has a symbol length outside 1..8")
     return symbols, lengths, n, compressed
 
 
