@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import lancefile
 from lancefile.format import hashloop
-from lancefile.format.checksums import (BLOCK_BYTES, SPAN_BLOCKS, BlockHasher, ChecksummedSource, FileChecksums,
+from lancefile.format.checked_source import ChecksummedSource
+from lancefile.format.checksums import (BLOCK_BYTES, SPAN_BLOCKS, BlockHasher, FileChecksums,
                                         HEADER, build_buffer, buffer_size, hash_bytes)
 from lancefile.format.grids import GRID_INDEX_BYTES, GRID_ROW_BYTES, Grids, grid_hashes
 from lancefile.fuzz.filemap import parse

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 import lancefile
 from lancefile.fuzz.filemap import FOOTER, parse
+from lancefile.format.checked_source import ChecksummedSource
 from lancefile.format.checksums import (
     BLOCK_BYTES,
     SPAN_BLOCKS,
     BlockHasher,
-    ChecksummedSource,
     FileChecksums,
     block_hashes,
 )
@@ -665,7 +665,7 @@ def test_many_mid_size_ranges_are_checked_together_and_long_ones_range_by_range(
     """A scan chunk of many columns asks for many ranges of 64 KiB-1 MiB: they are read and
     checked in one batch (each block hashed once), not one read_into a range; a few ranges
     averaging 1 MiB or more still go range by range. Either way a damaged block is found."""
-    from lancefile.format import checksums as cks
+    from lancefile.format import checked_source as cks
     from lancefile.io import read_spans
 
     data, ck = _checked_memory(200 * BLOCK_BYTES, 200 * BLOCK_BYTES)
@@ -711,7 +711,7 @@ def test_a_take_of_vectors_is_read_packed_and_a_damaged_block_named(tmp_path, mo
     """A take of fixed-width full-zip rows (vectors) from a local file: each request read into a
     scratch buffer, checked and the rows copied out (read_checked_packed); the rows equal an
     unchecked take's, and a damaged byte under a taken row is named, never returned."""
-    from lancefile.format import checksums as ck_module
+    from lancefile.format import checked_source as ck_module
     from lancefile.format import hashloop
 
     if not hashloop.hash_loop_available():

@@ -157,6 +157,7 @@ def pack_spans(data: np.ndarray, at: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 @_Kernel
 def _k_pack(data, at, n, out):
+    # ranges data[at[i]:][:n[i]] back to back into out (also kernels.gather_bytes' loop)
     o = 0
     for i in range(at.shape[0]):
         out[o : o + n[i]] = data[at[i] : at[i] + n[i]]

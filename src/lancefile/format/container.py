@@ -43,7 +43,8 @@ from google.protobuf.message import DecodeError
 from .._proto import file2_pb2
 from ..errors import CorruptFileError, NotALanceFileError, UnsupportedEncodingError
 from ..io import ByteSource
-from .checksums import ChecksummedSource, FileChecksums, NewerChecksums, is_checksum_buffer
+from .checked_source import ChecksummedSource
+from .checksums import FileChecksums, NewerChecksums, is_checksum_buffer
 from .pagetable import ColumnTables, PageTable, column_tables, page_table
 from .version import VersionInfo, version_from_footer
 

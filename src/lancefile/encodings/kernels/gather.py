@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import CorruptFileError
+from ...io import _k_pack as _k_gather  # (the I/O layer packs ranges with the same loop)
 from ...io import ranges_total
 from ._common import _byte_view, _Kernel, empty, load_u64, store_u64
 
@@ -17,16 +18,6 @@ __all__ = ["gather", "scatter", "page_indices", "take_var"]
 
 # Below this many ranges, numpy slicing is cheaper than entering the compiled loop.
 _FEW = 32
-
-
-@_Kernel
-def _k_gather(data, starts, lengths, out):
-    pos = 0
-    for i in range(starts.shape[0]):
-        s = starts[i]
-        n = lengths[i]
-        out[pos : pos + n] = data[s : s + n]
-        pos += n
 
 
 def gather(data, starts, lengths) -> np.ndarray:
