@@ -295,6 +295,27 @@ def _without_dictionaries(typ: pa.DataType) -> pa.DataType:
     return _map_type(typ, lambda t: t.value_type if pa.types.is_dictionary(t) else None)
 
 
+def _undictionary(arr: pa.Array) -> pa.Array:
+    """``arr`` with every dictionary (at any depth) replaced by its values, rebuilt from its
+    parts (validity, offsets, children), where a cast refuses: nulls under a non-nullable
+    field, which Arrow will not cast but a reader may give back (pylance does)."""
+    typ = arr.type
+    if pa.types.is_dictionary(typ):
+        return arr.dictionary.take(arr.indices)
+    mask = arr.is_null() if arr.null_count else None
+    if pa.types.is_struct(typ):
+        children = [_undictionary(arr.field(i)) for i in range(typ.num_fields)]  # (field() applies the offset)
+        fields = [typ.field(i).with_type(c.type) for i, c in enumerate(children)]
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        cls, make = (pa.ListArray, pa.list_) if pa.types.is_list(typ) else (pa.LargeListArray, pa.large_list)
+        values = _undictionary(arr.values)
+        return cls.from_arrays(arr.offsets, values, type=make(typ.value_field.with_type(values.type)), mask=mask)
+    if not has_dictionary(typ):
+        return arr
+    return pa.array(arr.to_pylist(), type=_without_dictionaries(typ))  # (maps, fixed-size lists: by value)
+
+
 def normalize_dictionaries(table: pa.Table) -> pa.Table:
     """Cast every dictionary (at any depth) to its value type.
 
@@ -307,8 +328,8 @@ def normalize_dictionaries(table: pa.Table) -> pa.Table:
             t = _without_dictionaries(f.type)
             try:
                 col = col.cast(t)
-            except pa.ArrowInvalid:  # e.g. a null struct row over non-nullable children: rebuild by value
-                col = pa.chunked_array([pa.array(col.to_pylist(), type=t)], type=t)
+            except pa.ArrowInvalid:  # e.g. a null struct row over non-nullable children: rebuild by parts
+                col = pa.chunked_array([_undictionary(chunk) for chunk in col.chunks], type=t)
             f = f.with_type(t)
         cols.append(col)
         fields.append(f)
